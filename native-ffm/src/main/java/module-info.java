@@ -1,0 +1,3 @@
+module io.rdmachannel.ffm {
+    requires io.rdmachannel.channel;
+}

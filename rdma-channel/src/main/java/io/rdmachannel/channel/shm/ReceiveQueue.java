@@ -1,0 +1,265 @@
+package io.rdmachannel.channel.shm;
+
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.CAPACITY_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.CLOSED_BIT;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.HEAD_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.MAX_SGE_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.RNR_WAITING_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.SGE_ADDRESS_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.SGE_LENGTH_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.SGE_LKEY_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.SLOT_SGE_COUNT_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.SLOT_WR_ID_OFFSET;
+import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.TAIL_OFFSET;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A receive queue in shared memory (layout: {@link ReceiveQueueDescriptor}). The owner's instance posts and frees
+ * slots; a peer's instance, made with {@link #peerView}, claims and reads them and validates everything it reads.
+ */
+final class ReceiveQueue {
+    /** {@link #claim()}: no receive is posted. */
+    static final long EMPTY = -1;
+    /** {@link #claim()}: the queue was closed by an error. */
+    static final long CLOSED = -2;
+
+    private final MemorySegment segment;
+    private final long base;
+    private final int capacity;
+    private final int maxSge;
+    private final long slotsOffset;
+    private final long slotLength;
+    private final ReentrantLock ownerLock;
+    private final int[] freeSlots;
+    private int freeCount;
+    private long tail;
+
+    private ReceiveQueue(final MemorySegment segment, final long base, final int capacity, final int maxSge,
+        final boolean owner) {
+        this.segment = segment;
+        this.base = base;
+        this.capacity = capacity;
+        this.maxSge = maxSge;
+        this.slotsOffset = base + ReceiveQueueDescriptor.slotsOffset(capacity);
+        this.slotLength = ReceiveQueueDescriptor.slotLength(maxSge);
+        this.ownerLock = owner ? new ReentrantLock() : null;
+        this.freeSlots = owner ? new int[capacity] : null;
+        if (owner) {
+            resetOwner();
+        }
+    }
+
+    /**
+     * Format a region and return the owner's view.
+     */
+    static ReceiveQueue format(final MemorySegment segment, final long base, final int capacity, final int maxSge) {
+        segment.set(Atomics.INT, base + CAPACITY_OFFSET, capacity);
+        segment.set(Atomics.INT, base + MAX_SGE_OFFSET, maxSge);
+        return new ReceiveQueue(segment, base, capacity, maxSge, true);
+    }
+
+    /**
+     * A peer's view of a region formatted by its owner; null if the header does not fit the region.
+     */
+    static ReceiveQueue peerView(final MemorySegment segment, final long base, final int maxCapacity,
+        final int maxSgeLimit) {
+        if (base < 0 || base + ReceiveQueueDescriptor.HEADER_LENGTH > segment.byteSize()) {
+            return null;
+        }
+        final int capacity = segment.get(Atomics.INT, base + CAPACITY_OFFSET);
+        final int maxSge = segment.get(Atomics.INT, base + MAX_SGE_OFFSET);
+        if (capacity < 1 || capacity > maxCapacity || maxSge < 0 || maxSge > maxSgeLimit
+            || base + ReceiveQueueDescriptor.regionLength(capacity, maxSge) > segment.byteSize()) {
+            return null;
+        }
+        return new ReceiveQueue(segment, base, capacity, maxSge, false);
+    }
+
+    static long regionLength(final int capacity, final int maxSge) {
+        return ReceiveQueueDescriptor.regionLength(capacity, maxSge);
+    }
+
+    int capacity() {
+        return capacity;
+    }
+
+    int maxSge() {
+        return maxSge;
+    }
+
+    // ----- owner side -----
+
+    private void resetOwner() {
+        for (int i = 0; i < capacity; i++) {
+            freeSlots[i] = capacity - 1 - i;
+        }
+        freeCount = capacity;
+        tail = 0;
+        Atomics.setLongVolatile(segment, base + HEAD_OFFSET, 0);
+        Atomics.setLongVolatile(segment, base + TAIL_OFFSET, 0);
+        Atomics.setIntVolatile(segment, base + RNR_WAITING_OFFSET, 0);
+    }
+
+    /**
+     * Post a receive.
+     *
+     * @return true if a sender was waiting for a receive and should be woken.
+     * @throws IllegalStateException if every slot is in use.
+     */
+    boolean post(final ShmReceiveWorkRequest request, final String what) {
+        ownerLock.lock();
+        try {
+            if (freeCount == 0) {
+                throw new IllegalStateException(what + " is full: " + capacity
+                    + " receives are outstanding; poll their completions first");
+            }
+            final int slot = freeSlots[--freeCount];
+            final long slotOffset = slotsOffset + slot * slotLength;
+            segment.set(Atomics.LONG, slotOffset + SLOT_WR_ID_OFFSET, request.id);
+            segment.set(Atomics.INT, slotOffset + SLOT_SGE_COUNT_OFFSET, request.sgeCount);
+            for (int i = 0; i < request.sgeCount; i++) {
+                final long sge = ReceiveQueueDescriptor.sgeOffset(slotOffset, i);
+                segment.set(Atomics.LONG, sge + SGE_ADDRESS_OFFSET, request.sgeAddresses[i]);
+                segment.set(Atomics.INT, sge + SGE_LENGTH_OFFSET, request.sgeLengths[i]);
+                segment.set(Atomics.INT, sge + SGE_LKEY_OFFSET, request.sgeLocalKeys[i]);
+            }
+            segment.set(Atomics.INT, base + ReceiveQueueDescriptor.ringOffset((int) (tail % capacity)), slot);
+            tail++;
+            Atomics.setLongVolatile(segment, base + TAIL_OFFSET, tail);
+        } finally {
+            ownerLock.unlock();
+        }
+        VarHandle.fullFence();
+        return Atomics.getIntVolatile(segment, base + RNR_WAITING_OFFSET) != 0
+            && Atomics.compareAndSetInt(segment, base + RNR_WAITING_OFFSET, 1, 0);
+    }
+
+    /**
+     * Free a slot whose completion was polled.
+     */
+    void release(final int slot) {
+        ownerLock.lock();
+        try {
+            freeSlots[freeCount++] = slot;
+        } finally {
+            ownerLock.unlock();
+        }
+    }
+
+    /**
+     * Ring positions published so far.
+     */
+    long postedCount() {
+        ownerLock.lock();
+        try {
+            return tail;
+        } finally {
+            ownerLock.unlock();
+        }
+    }
+
+    /**
+     * Close the queue against further consumption.
+     *
+     * @return the number of positions claimed before it closed.
+     */
+    long close() {
+        return Atomics.getAndBitwiseOrLong(segment, base + HEAD_OFFSET, CLOSED_BIT) & ~CLOSED_BIT;
+    }
+
+    /**
+     * Forget every posted receive and reopen the queue (a move to RESET). Positions continue where they were.
+     *
+     * @return the position the queue continues from.
+     */
+    long discardAll() {
+        ownerLock.lock();
+        try {
+            for (int i = 0; i < capacity; i++) {
+                freeSlots[i] = capacity - 1 - i;
+            }
+            freeCount = capacity;
+            Atomics.setIntVolatile(segment, base + RNR_WAITING_OFFSET, 0);
+            Atomics.setLongVolatile(segment, base + HEAD_OFFSET, tail);
+            return tail;
+        } finally {
+            ownerLock.unlock();
+        }
+    }
+
+    // ----- both sides -----
+
+    /**
+     * The slot published at a ring position, or -1 if the stored index is out of range.
+     */
+    int slotAt(final long position) {
+        final long ring = base + ReceiveQueueDescriptor.ringOffset((int) (position % capacity));
+        final int slot = segment.get(Atomics.INT, ring);
+        return slot >= 0 && slot < capacity ? slot : -1;
+    }
+
+    long workRequestId(final int slot) {
+        return segment.get(Atomics.LONG, slotsOffset + slot * slotLength + SLOT_WR_ID_OFFSET);
+    }
+
+    /**
+     * The entry count of a slot, or -1 if it exceeds the queue's limit.
+     */
+    int sgeCount(final int slot) {
+        final int count = segment.get(Atomics.INT, slotsOffset + slot * slotLength + SLOT_SGE_COUNT_OFFSET);
+        return count >= 0 && count <= maxSge ? count : -1;
+    }
+
+    long sgeAddress(final int slot, final int index) {
+        return segment.get(Atomics.LONG,
+            ReceiveQueueDescriptor.sgeOffset(slotsOffset + slot * slotLength, index) + SGE_ADDRESS_OFFSET);
+    }
+
+    int sgeLength(final int slot, final int index) {
+        return segment.get(Atomics.INT,
+            ReceiveQueueDescriptor.sgeOffset(slotsOffset + slot * slotLength, index) + SGE_LENGTH_OFFSET);
+    }
+
+    int sgeLocalKey(final int slot, final int index) {
+        return segment.get(Atomics.INT,
+            ReceiveQueueDescriptor.sgeOffset(slotsOffset + slot * slotLength, index) + SGE_LKEY_OFFSET);
+    }
+
+    // ----- consumer (peer) side -----
+
+    /**
+     * Claim the next posted receive.
+     *
+     * @return its ring position, {@link #EMPTY} or {@link #CLOSED}.
+     */
+    long claim() {
+        while (true) {
+            final long head = Atomics.getLongVolatile(segment, base + HEAD_OFFSET);
+            if ((head & CLOSED_BIT) != 0) {
+                return CLOSED;
+            }
+            if (head >= Atomics.getLongAcquire(segment, base + TAIL_OFFSET)) {
+                return EMPTY;
+            }
+            if (Atomics.compareAndSetLong(segment, base + HEAD_OFFSET, head, head + 1)) {
+                return head;
+            }
+        }
+    }
+
+    /**
+     * Tell the owner a sender waits for a receive, then look again so that a receive posted meanwhile is not
+     * missed.
+     *
+     * @return true if a receive is available after all.
+     */
+    boolean markWaiting() {
+        Atomics.setIntVolatile(segment, base + RNR_WAITING_OFFSET, 1);
+        VarHandle.fullFence();
+        final long head = Atomics.getLongVolatile(segment, base + HEAD_OFFSET);
+        return (head & CLOSED_BIT) != 0 || head < Atomics.getLongAcquire(segment, base + TAIL_OFFSET);
+    }
+}

@@ -1,0 +1,226 @@
+package io.rdmachannel.channel.shm;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The device's service thread: accepts links from peers, reads their wake-ups, notices their end (a dead process
+ * closes its sockets, so its peers' queue pairs reach ERROR at once), and retries send queues that met an RNR or a
+ * not-yet-ready peer. It never runs on the data path of a successful post or poll.
+ */
+final class ShmAgent implements AutoCloseable {
+    static final String SOCKET_FILE = "sock";
+    private static final Logger LOG = LoggerFactory.getLogger(ShmAgent.class);
+
+    private final ShmDevice device;
+    private final Path socketPath;
+    private final Selector selector;
+    private final ServerSocketChannel server;
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final Set<ShmQueuePair> retrying = ConcurrentHashMap.newKeySet();
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    ShmAgent(final ShmDevice device, final Path socketPath) throws IOException {
+        this.device = device;
+        this.socketPath = socketPath;
+        if (socketPath.toString().length() > 100) {
+            throw new IOException("shm socket path is too long for a Unix-domain socket (" + socketPath.toString()
+                .length() + " characters): choose a shorter " + ShmConfiguration.DIRECTORY_PROP_NAME);
+        }
+        this.selector = Selector.open();
+        try {
+            this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            server.bind(UnixDomainSocketAddress.of(socketPath));
+            server.configureBlocking(false);
+            server.register(selector, SelectionKey.OP_ACCEPT);
+        } catch (final IOException | RuntimeException ex) {
+            selector.close();
+            throw ex;
+        }
+        this.thread = Thread.ofPlatform().daemon().name("rdmachannel-shm-" + device.gidHex().substring(0, 8))
+            .unstarted(this::run);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /**
+     * Run a task on the agent thread.
+     */
+    void execute(final Runnable task) {
+        tasks.add(task);
+        selector.wakeup();
+    }
+
+    /**
+     * Retry the queue pair's send queue when its deadline passes.
+     */
+    void scheduleRetry(final ShmQueuePair queuePair) {
+        if (retrying.add(queuePair)) {
+            selector.wakeup();
+        }
+    }
+
+    void cancelRetry(final ShmQueuePair queuePair) {
+        retrying.remove(queuePair);
+    }
+
+    /**
+     * Connect a link to a peer device and introduce it; the agent then serves it.
+     */
+    ShmLink connect(final Path peerSocket, final ShmQueuePair local, final int remoteQueuePairNumber)
+        throws IOException {
+        final SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+        try {
+            channel.connect(UnixDomainSocketAddress.of(peerSocket));
+            channel.configureBlocking(false);
+            final ShmLink link = new ShmLink(this, channel);
+            link.bind(local);
+            link.sendHello(device.gid(), local.number(), remoteQueuePairNumber);
+            execute(() -> register(link));
+            return link;
+        } catch (final IOException | RuntimeException ex) {
+            channel.close();
+            throw new IOException("cannot reach shm peer socket " + peerSocket + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    void interestInWrite(final ShmLink link) {
+        execute(() -> {
+            final SelectionKey key = link.channel().keyFor(selector);
+            if (key != null && key.isValid()) {
+                key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+            }
+        });
+    }
+
+    private void register(final ShmLink link) {
+        try {
+            link.channel().register(selector, SelectionKey.OP_READ, link);
+            if (link.hasPendingWrites()) {
+                link.channel().keyFor(selector).interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+            }
+        } catch (final IOException | RuntimeException ex) {
+            link.closed();
+        }
+    }
+
+    private void run() {
+        try {
+            while (running) {
+                selector.select(this::onSelected, retryTimeoutMillis());
+                runTasks();
+                runRetries();
+            }
+        } catch (final IOException | ClosedSelectorException ex) {
+            if (running) {
+                LOG.error("shm agent of device {} failed; its queue pairs will not see peer events",
+                    device.gidHex(), ex);
+            }
+        } finally {
+            for (final SelectionKey key : selector.keys()) {
+                if (key.attachment() instanceof ShmLink link) {
+                    link.close();
+                }
+            }
+        }
+    }
+
+    private void onSelected(final SelectionKey key) {
+        try {
+            if (key.isAcceptable()) {
+                final SocketChannel channel = server.accept();
+                if (channel != null) {
+                    channel.configureBlocking(false);
+                    channel.register(selector, SelectionKey.OP_READ, new ShmLink(this, channel));
+                }
+                return;
+            }
+            final ShmLink link = (ShmLink) key.attachment();
+            if (key.isWritable() && link.flush()) {
+                key.interestOps(SelectionKey.OP_READ);
+            }
+            if (key.isReadable() && !link.read(device)) {
+                key.cancel();
+                link.closed();
+            }
+        } catch (final IOException | RuntimeException ex) {
+            key.cancel();
+            if (key.attachment() instanceof ShmLink link) {
+                LOG.debug("shm link {} failed", link, ex);
+                link.closed();
+            }
+        }
+    }
+
+    private long retryTimeoutMillis() {
+        if (retrying.isEmpty()) {
+            return 0;
+        }
+        long earliest = Long.MAX_VALUE;
+        for (final ShmQueuePair queuePair : retrying) {
+            earliest = Math.min(earliest, queuePair.retryDeadlineNanos());
+        }
+        final long waitNanos = earliest - System.nanoTime();
+        return waitNanos <= 0 ? -1 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos));
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            try {
+                task.run();
+            } catch (final RuntimeException ex) {
+                LOG.warn("shm agent task failed", ex);
+            }
+        }
+    }
+
+    private void runRetries() {
+        if (retrying.isEmpty()) {
+            return;
+        }
+        final long now = System.nanoTime();
+        for (final ShmQueuePair queuePair : retrying) {
+            if (queuePair.retryDeadlineNanos() - now <= 0) {
+                retrying.remove(queuePair);
+                queuePair.progress();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        selector.wakeup();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            selector.close();
+            server.close();
+        } catch (final IOException ex) {
+            LOG.debug("closing shm agent of {}", device.gidHex(), ex);
+        }
+        LOG.debug("shm agent of {} stopped ({})", device.gidHex(), socketPath);
+    }
+}

@@ -1,0 +1,289 @@
+package io.rdmachannel.channel.shm;
+
+import io.rdmachannel.channel.spi.CompletionHandler;
+import io.rdmachannel.channel.spi.CompletionOpcode;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.ReadinessSource;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Completion queue of the shared-memory provider. Receive completions arrive in the inbound rings of the queue pairs
+ * attached to it (written by the peer that executed the request); send completions, produced by threads of this
+ * process, go to a local ring. Its arming word lives in a shared file ({@code cq-<id>}) so that a peer can see it and
+ * send a wake-up over the link.
+ */
+final class ShmCompletionQueue implements CompletionQueue {
+    static final int ARMED_OFFSET = 0;
+    static final int NOT_ARMED = 0;
+    static final int ARMED_ANY = 1;
+    static final int ARMED_SOLICITED = 2;
+
+    private final ShmDevice device;
+    private final int id;
+    private final int capacity;
+    private final ShmReadinessSource readinessSource;
+    private final long token;
+    private final SharedFile armedFile;
+    private final MemorySegment armed;
+    private final ReentrantLock pollLock = new ReentrantLock();
+    private final ReentrantLock ringLock = new ReentrantLock();
+    private final ShmWorkCompletion completion = new ShmWorkCompletion();
+    private final long[] ringWorkRequestIds;
+    private final long[] ringSequences;
+    private final int[] ringByteLengths;
+    private final byte[] ringStatuses;
+    private final byte[] ringOpcodes;
+    private final ShmQueuePair[] ringQueuePairs;
+    private long ringHead;
+    private long ringTail;
+    private volatile ShmQueuePair[] receivers = new ShmQueuePair[0];
+    private int attached;
+    private int cursor;
+    private volatile boolean overrun;
+    private volatile boolean closed;
+
+    ShmCompletionQueue(final ShmDevice device, final int id, final int capacity,
+        final ShmReadinessSource readinessSource, final long token) throws IOException {
+        this.device = device;
+        this.id = id;
+        this.capacity = capacity;
+        this.readinessSource = readinessSource;
+        this.token = token;
+        this.armedFile = SharedFile.create(device.folder().resolve(fileName(id)), 64);
+        this.armed = armedFile.segment();
+        this.ringWorkRequestIds = new long[capacity];
+        this.ringSequences = new long[capacity];
+        this.ringByteLengths = new int[capacity];
+        this.ringStatuses = new byte[capacity];
+        this.ringOpcodes = new byte[capacity];
+        this.ringQueuePairs = new ShmQueuePair[capacity];
+    }
+
+    static String fileName(final int id) {
+        return "cq-" + Integer.toHexString(id);
+    }
+
+    int id() {
+        return id;
+    }
+
+    ShmDevice device() {
+        return device;
+    }
+
+    @Override
+    public int poll(final CompletionHandler handler, final int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1: limit=" + limit);
+        }
+        pollLock.lock();
+        try {
+            ensureOpen();
+            if (overrun) {
+                throw new IllegalStateException("completion queue " + id + " overran: more than " + capacity
+                    + " send completions were outstanding; size it for every signalled request");
+            }
+            int count = 0;
+            final ShmQueuePair[] queuePairs = receivers;
+            final int queuePairCount = queuePairs.length;
+            for (int i = 0; i < queuePairCount && count < limit; i++) {
+                count += queuePairs[(cursor + i) % queuePairCount].pollReceives(completion, handler, limit - count);
+            }
+            cursor++;
+            while (count < limit && takeLocal()) {
+                handler.onCompletion(completion);
+                count++;
+            }
+            return count;
+        } finally {
+            pollLock.unlock();
+        }
+    }
+
+    private boolean takeLocal() {
+        final ShmQueuePair queuePair;
+        final long sequence;
+        ringLock.lock();
+        try {
+            if (ringHead == ringTail) {
+                return false;
+            }
+            final int index = (int) (ringHead % capacity);
+            final ShmWorkCompletion c = completion;
+            c.workRequestId = ringWorkRequestIds[index];
+            c.status = CompletionStatus.fromCode(ringStatuses[index]);
+            c.opcode = CompletionOpcode.fromCode(ringOpcodes[index] & 0xFF);
+            c.byteLength = ringByteLengths[index];
+            c.hasImmediate = false;
+            c.immediate = 0;
+            c.vendorError = 0;
+            queuePair = ringQueuePairs[index];
+            sequence = ringSequences[index];
+            ringQueuePairs[index] = null;
+            c.queuePairNumber = queuePair.number();
+            ringHead++;
+        } finally {
+            ringLock.unlock();
+        }
+        queuePair.retireSend(sequence);
+        return true;
+    }
+
+    /**
+     * Add a send completion produced by this process.
+     */
+    void addSendCompletion(final ShmQueuePair queuePair, final long sequence, final long workRequestId,
+        final CompletionStatus status, final CompletionOpcode opcode, final int byteLength) {
+        ringLock.lock();
+        try {
+            if (ringTail - ringHead == capacity) {
+                overrun = true;
+                return;
+            }
+            final int index = (int) (ringTail % capacity);
+            ringWorkRequestIds[index] = workRequestId;
+            ringSequences[index] = sequence;
+            ringByteLengths[index] = byteLength;
+            ringStatuses[index] = (byte) status.code();
+            ringOpcodes[index] = (byte) opcode.code();
+            ringQueuePairs[index] = queuePair;
+            ringTail++;
+        } finally {
+            ringLock.unlock();
+        }
+        notifyIfArmed(status != CompletionStatus.SUCCESS);
+    }
+
+    /**
+     * Signal the readiness source if the queue is armed for this kind of event; disarms.
+     */
+    void notifyIfArmed(final boolean solicited) {
+        if (disarm(armed, solicited)) {
+            signal();
+        }
+    }
+
+    /**
+     * Disarm a completion queue's arming word (possibly a peer's) if it is armed for this kind of event.
+     *
+     * @return true if this caller disarmed it and must deliver the signal.
+     */
+    static boolean disarm(final MemorySegment armedWord, final boolean solicited) {
+        VarHandle.fullFence();
+        final int state = Atomics.getIntVolatile(armedWord, ARMED_OFFSET);
+        if (state == NOT_ARMED || state == ARMED_SOLICITED && !solicited) {
+            return false;
+        }
+        return Atomics.compareAndSetInt(armedWord, ARMED_OFFSET, state, NOT_ARMED);
+    }
+
+    /**
+     * Deliver a signal to the readiness source (the queue was disarmed by whoever produced the completion).
+     */
+    void signal() {
+        final ShmReadinessSource source = readinessSource;
+        if (source != null && !closed) {
+            source.signal(token);
+        }
+    }
+
+    @Override
+    public void requestNotification() {
+        arm(ARMED_ANY);
+    }
+
+    @Override
+    public void requestSolicitedNotification() {
+        arm(ARMED_SOLICITED);
+    }
+
+    private void arm(final int mode) {
+        ensureOpen();
+        if (readinessSource == null) {
+            throw new IllegalStateException("completion queue " + id + " has no readiness source to notify");
+        }
+        Atomics.setIntVolatile(armed, ARMED_OFFSET, mode);
+        VarHandle.fullFence();
+    }
+
+    void attachReceiver(final ShmQueuePair queuePair) {
+        pollLock.lock();
+        try {
+            final ShmQueuePair[] current = receivers;
+            final ShmQueuePair[] next = Arrays.copyOf(current, current.length + 1);
+            next[current.length] = queuePair;
+            receivers = next;
+        } finally {
+            pollLock.unlock();
+        }
+    }
+
+    void detachReceiver(final ShmQueuePair queuePair) {
+        pollLock.lock();
+        try {
+            receivers = Arrays.stream(receivers).filter(q -> q != queuePair).toArray(ShmQueuePair[]::new);
+        } finally {
+            pollLock.unlock();
+        }
+    }
+
+    synchronized void attach() {
+        ensureOpen();
+        attached++;
+    }
+
+    synchronized void detach() {
+        attached--;
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public ReadinessSource readinessSource() {
+        return readinessSource;
+    }
+
+    @Override
+    public long token() {
+        return token;
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("completion queue " + id + " is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (attached != 0) {
+                throw new IllegalStateException("completion queue " + id + " is still used by " + attached
+                    + " queue pairs: close them first");
+            }
+            closed = true;
+        }
+        device.removeCompletionQueue(this);
+        armedFile.close();
+        device.childClosed();
+    }
+
+    @Override
+    public String toString() {
+        return "ShmCompletionQueue{id=" + id + ", capacity=" + capacity + ", sendCompletions=" + (ringTail - ringHead)
+            + ", receivers=" + receivers.length + ", armed=" + Atomics.getIntVolatile(armed, ARMED_OFFSET)
+            + ", overrun=" + overrun + ", closed=" + closed + '}';
+    }
+}

@@ -1,0 +1,184 @@
+package io.rdmachannel.channel.shm;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Settings of the shared-memory provider: system property names and defaults, read when a device is opened.
+ */
+public final class ShmConfiguration {
+    /** Directory holding the per-user folder of shared files and sockets. */
+    public static final String DIRECTORY_PROP_NAME = "rdmachannel.shm.dir";
+    /** Default: {@code /dev/shm/rdmachannel-<user>} where {@code /dev/shm} exists, else under java.io.tmpdir. */
+    public static final String DIRECTORY_DEFAULT = defaultDirectory();
+
+    /** Deepest send or receive queue a queue pair may ask for. */
+    public static final String MAX_QUEUE_PAIR_WORK_REQUESTS_PROP_NAME = "rdmachannel.shm.maxQueuePairWorkRequests";
+    /** Default for {@link #MAX_QUEUE_PAIR_WORK_REQUESTS_PROP_NAME}. */
+    public static final int MAX_QUEUE_PAIR_WORK_REQUESTS_DEFAULT = 16384;
+
+    /** Largest completion queue. */
+    public static final String MAX_COMPLETION_QUEUE_ENTRIES_PROP_NAME = "rdmachannel.shm.maxCompletionQueueEntries";
+    /** Default for {@link #MAX_COMPLETION_QUEUE_ENTRIES_PROP_NAME}. */
+    public static final int MAX_COMPLETION_QUEUE_ENTRIES_DEFAULT = 1 << 20;
+
+    /** Most scatter/gather entries per work request. */
+    public static final String MAX_SGE_PROP_NAME = "rdmachannel.shm.maxSge";
+    /** Default for {@link #MAX_SGE_PROP_NAME}. */
+    public static final int MAX_SGE_DEFAULT = 16;
+
+    /** Most bytes a send may carry inline. */
+    public static final String MAX_INLINE_DATA_PROP_NAME = "rdmachannel.shm.maxInlineData";
+    /** Default for {@link #MAX_INLINE_DATA_PROP_NAME}. */
+    public static final int MAX_INLINE_DATA_DEFAULT = 1024;
+
+    /** Most memory regions one device may have registered at once. */
+    public static final String MAX_MEMORY_REGIONS_PROP_NAME = "rdmachannel.shm.maxMemoryRegions";
+    /** Default for {@link #MAX_MEMORY_REGIONS_PROP_NAME}. */
+    public static final int MAX_MEMORY_REGIONS_DEFAULT = 4096;
+
+    /**
+     * RNR NAK delay in microseconds used instead of the responder's {@code minRnrTimer}; 0 uses the queue pair's
+     * value. A receive posted on the responder wakes a waiting sender at once in any case.
+     */
+    public static final String RNR_TIMER_PROP_NAME = "rdmachannel.shm.rnrTimerMicros";
+    /** Default for {@link #RNR_TIMER_PROP_NAME}. */
+    public static final long RNR_TIMER_DEFAULT = 0;
+
+    private final Path directory;
+    private final int maxQueuePairWorkRequests;
+    private final int maxCompletionQueueEntries;
+    private final int maxSge;
+    private final int maxInlineData;
+    private final int maxMemoryRegions;
+    private final long rnrTimerMicros;
+
+    private ShmConfiguration(final Path directory, final int maxQueuePairWorkRequests,
+        final int maxCompletionQueueEntries, final int maxSge, final int maxInlineData, final int maxMemoryRegions,
+        final long rnrTimerMicros) {
+        this.directory = directory;
+        this.maxQueuePairWorkRequests = maxQueuePairWorkRequests;
+        this.maxCompletionQueueEntries = maxCompletionQueueEntries;
+        this.maxSge = maxSge;
+        this.maxInlineData = maxInlineData;
+        this.maxMemoryRegions = maxMemoryRegions;
+        this.rnrTimerMicros = rnrTimerMicros;
+    }
+
+    /**
+     * Read the settings from system properties and validate them.
+     *
+     * @return the settings.
+     * @throws IllegalArgumentException naming a property whose value is invalid.
+     */
+    public static ShmConfiguration fromSystemProperties() {
+        return new ShmConfiguration(
+            Path.of(System.getProperty(DIRECTORY_PROP_NAME, DIRECTORY_DEFAULT)).toAbsolutePath(),
+            intProperty(MAX_QUEUE_PAIR_WORK_REQUESTS_PROP_NAME, MAX_QUEUE_PAIR_WORK_REQUESTS_DEFAULT, 1, 1 << 24),
+            intProperty(MAX_COMPLETION_QUEUE_ENTRIES_PROP_NAME, MAX_COMPLETION_QUEUE_ENTRIES_DEFAULT, 1, 1 << 26),
+            intProperty(MAX_SGE_PROP_NAME, MAX_SGE_DEFAULT, 1, 256),
+            intProperty(MAX_INLINE_DATA_PROP_NAME, MAX_INLINE_DATA_DEFAULT, 0, 1 << 16),
+            intProperty(MAX_MEMORY_REGIONS_PROP_NAME, MAX_MEMORY_REGIONS_DEFAULT, 1, 1 << 20),
+            intProperty(RNR_TIMER_PROP_NAME, (int) RNR_TIMER_DEFAULT, 0, 10_000_000));
+    }
+
+    /**
+     * The per-user directory.
+     *
+     * @return an absolute path.
+     */
+    public Path directory() {
+        return directory;
+    }
+
+    /**
+     * The queue-depth limit.
+     *
+     * @return work requests.
+     */
+    public int maxQueuePairWorkRequests() {
+        return maxQueuePairWorkRequests;
+    }
+
+    /**
+     * The completion-queue limit.
+     *
+     * @return entries.
+     */
+    public int maxCompletionQueueEntries() {
+        return maxCompletionQueueEntries;
+    }
+
+    /**
+     * The scatter/gather limit.
+     *
+     * @return entries.
+     */
+    public int maxSge() {
+        return maxSge;
+    }
+
+    /**
+     * The inline limit.
+     *
+     * @return bytes.
+     */
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    /**
+     * The memory-region limit.
+     *
+     * @return regions.
+     */
+    public int maxMemoryRegions() {
+        return maxMemoryRegions;
+    }
+
+    /**
+     * The RNR delay override.
+     *
+     * @return microseconds, 0 for none.
+     */
+    public long rnrTimerMicros() {
+        return rnrTimerMicros;
+    }
+
+    private static int intProperty(final String name, final int defaultValue, final int min, final int max) {
+        final String text = System.getProperty(name);
+        if (text == null) {
+            return defaultValue;
+        }
+        final int value;
+        try {
+            value = Integer.parseInt(text.trim());
+        } catch (final NumberFormatException ex) {
+            throw new IllegalArgumentException(name + " must be a whole number: " + name + "=" + text, ex);
+        }
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "]: " + name + "=" + value);
+        }
+        return value;
+    }
+
+    private static String defaultDirectory() {
+        final String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
+        final Path devShm = Path.of("/dev/shm");
+        final Path parent = Files.isDirectory(devShm) && Files.isWritable(devShm)
+            ? devShm : Path.of(System.getProperty("java.io.tmpdir"));
+        return parent.resolve("rdmachannel-" + user).toString();
+    }
+
+    @Override
+    public String toString() {
+        return "ShmConfiguration{directory=" + directory
+            + ", maxQueuePairWorkRequests=" + maxQueuePairWorkRequests
+            + ", maxCompletionQueueEntries=" + maxCompletionQueueEntries
+            + ", maxSge=" + maxSge
+            + ", maxInlineData=" + maxInlineData
+            + ", maxMemoryRegions=" + maxMemoryRegions
+            + ", rnrTimerMicros=" + rnrTimerMicros
+            + '}';
+    }
+}

@@ -1,0 +1,356 @@
+package io.rdmachannel.channel.shm;
+
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.DeviceAttributes;
+import io.rdmachannel.channel.spi.DeviceCapability;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.RdmaProvider;
+import io.rdmachannel.channel.spi.ReadinessSource;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A device of the shared-memory provider: one node of the host-local fabric, with a folder of shared files named by
+ * its random GID, a socket peers connect their links to, and an agent thread that serves them.
+ */
+final class ShmDevice implements RdmaDevice {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmDevice.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final ShmProvider provider;
+    private final ShmConfiguration configuration;
+    private final DeviceAttributes attributes;
+    private final byte[] gid;
+    private final String gidHex;
+    private final Path folder;
+    private final FileChannel lock;
+    private final SharedFile memoryRegionTable;
+    private final AtomicReferenceArray<ShmMemoryRegion> localRegions;
+    private final byte[] regionTags;
+    private final ShmAgent agent;
+    private final Map<Integer, ShmQueuePair> queuePairs = new ConcurrentHashMap<>();
+    private final Map<Integer, ShmCompletionQueue> completionQueues = new ConcurrentHashMap<>();
+    private final Map<Integer, ShmSharedReceiveQueue> sharedReceiveQueues = new ConcurrentHashMap<>();
+    private final Map<String, PeerNode> peers = new ConcurrentHashMap<>();
+    private final AtomicInteger nextQueuePairNumber = new AtomicInteger(1);
+    private final AtomicInteger nextObjectId = new AtomicInteger(1);
+    private final AtomicInteger openChildren = new AtomicInteger();
+    private int nextRegionIndex;
+    private volatile boolean closed;
+
+    private ShmDevice(final ShmProvider provider, final ShmConfiguration configuration, final byte[] gid,
+        final Path folder, final FileChannel lock, final SharedFile memoryRegionTable) throws IOException {
+        this.provider = provider;
+        this.configuration = configuration;
+        this.gid = gid;
+        this.gidHex = HexFormat.of().formatHex(gid);
+        this.folder = folder;
+        this.lock = lock;
+        this.memoryRegionTable = memoryRegionTable;
+        this.localRegions = new AtomicReferenceArray<>(configuration.maxMemoryRegions());
+        this.regionTags = new byte[configuration.maxMemoryRegions()];
+        this.attributes = new DeviceAttributes(
+            ShmProvider.DEVICE_NAME,
+            configuration.maxQueuePairWorkRequests(),
+            configuration.maxCompletionQueueEntries(),
+            configuration.maxSge(),
+            configuration.maxInlineData(),
+            configuration.maxQueuePairWorkRequests(),
+            1L << 40,
+            1L << 30,
+            4096,
+            EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE));
+        this.agent = new ShmAgent(this, folder.resolve(ShmAgent.SOCKET_FILE));
+    }
+
+    static ShmDevice open(final ShmProvider provider, final ShmConfiguration configuration) throws IOException {
+        ShmDirectory.ensurePrivate(configuration.directory());
+        ShmDirectory.reclaimDead(configuration.directory());
+        final byte[] gid = new byte[16];
+        RANDOM.nextBytes(gid);
+        gid[0] = (byte) 0xfe;
+        gid[1] = (byte) 0x80;
+        final Path folder = configuration.directory().resolve(HexFormat.of().formatHex(gid));
+        final FileChannel lock = ShmDirectory.createAndLock(folder);
+        SharedFile table = null;
+        try {
+            table = SharedFile.create(folder.resolve("mrtable"),
+                MemoryRegionTableDescriptor.tableLength(configuration.maxMemoryRegions()));
+            final ShmDevice device = new ShmDevice(provider, configuration, gid, folder, lock, table);
+            device.agent.start();
+            LOG.debug("opened shm device {} in {}", device.gidHex, folder);
+            return device;
+        } catch (final IOException | RuntimeException ex) {
+            if (table != null) {
+                table.close();
+            }
+            lock.close();
+            ShmDirectory.deleteRecursively(folder);
+            throw ex;
+        }
+    }
+
+    @Override
+    public String name() {
+        return ShmProvider.DEVICE_NAME;
+    }
+
+    @Override
+    public RdmaProvider provider() {
+        return provider;
+    }
+
+    @Override
+    public DeviceAttributes attributes() {
+        return attributes;
+    }
+
+    @Override
+    public byte[] queryGid(final int portNumber, final int index) {
+        ensureOpen();
+        if (portNumber != 1 || index != 0) {
+            throw new IllegalArgumentException("the shm device has one port with one GID: portNumber=" + portNumber
+                + ", index=" + index);
+        }
+        return gid.clone();
+    }
+
+    @Override
+    public ProtectionDomain allocateProtectionDomain() {
+        ensureOpen();
+        openChildren.incrementAndGet();
+        return new ShmProtectionDomain(this, nextObjectId.getAndIncrement());
+    }
+
+    @Override
+    public ReadinessSource createReadinessSource() {
+        ensureOpen();
+        openChildren.incrementAndGet();
+        return new ShmReadinessSource(this);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(final int entries, final ReadinessSource readinessSource,
+        final long token) throws IOException {
+        ensureOpen();
+        if (entries < 1 || entries > attributes.maxCompletionQueueEntries()) {
+            throw new IllegalArgumentException("entries=" + entries + " is outside [1, "
+                + attributes.maxCompletionQueueEntries() + "]");
+        }
+        ShmReadinessSource source = null;
+        if (readinessSource != null) {
+            if (!(readinessSource instanceof ShmReadinessSource shmSource) || shmSource.device() != this) {
+                throw new IllegalArgumentException("the readiness source belongs to another device");
+            }
+            source = shmSource;
+        }
+        final int id = nextObjectId.getAndIncrement();
+        final ShmCompletionQueue queue = new ShmCompletionQueue(this, id, entries, source, token);
+        completionQueues.put(id, queue);
+        openChildren.incrementAndGet();
+        return queue;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        if (openChildren.get() != 0) {
+            throw new IllegalStateException("shm device " + gidHex + " still has " + openChildren.get()
+                + " open protection domains, completion queues or readiness sources: close them first");
+        }
+        closed = true;
+        agent.close();
+        peers.values().forEach(PeerNode::close);
+        peers.clear();
+        memoryRegionTable.close();
+        try {
+            lock.close();
+            ShmDirectory.deleteRecursively(folder);
+        } catch (final IOException ex) {
+            LOG.debug("cannot delete shm device folder {}", folder, ex);
+        }
+        LOG.debug("closed shm device {}", gidHex);
+    }
+
+    // ----- package-private services for the objects of this device -----
+
+    ShmConfiguration configuration() {
+        return configuration;
+    }
+
+    byte[] gid() {
+        return gid;
+    }
+
+    String gidHex() {
+        return gidHex;
+    }
+
+    Path folder() {
+        return folder;
+    }
+
+    Path peerFolder(final String peerGidHex) {
+        return configuration.directory().resolve(peerGidHex);
+    }
+
+    ShmAgent agent() {
+        return agent;
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("shm device " + gidHex + " is closed");
+        }
+    }
+
+    void childClosed() {
+        openChildren.decrementAndGet();
+    }
+
+    void childOpened() {
+        openChildren.incrementAndGet();
+    }
+
+    int nextObjectId() {
+        return nextObjectId.getAndIncrement();
+    }
+
+    int nextQueuePairNumber() {
+        return nextQueuePairNumber.getAndIncrement() & 0xFFFFFF;
+    }
+
+    void addQueuePair(final ShmQueuePair queuePair) {
+        queuePairs.put(queuePair.number(), queuePair);
+    }
+
+    void removeQueuePair(final ShmQueuePair queuePair) {
+        queuePairs.remove(queuePair.number(), queuePair);
+    }
+
+    ShmQueuePair queuePair(final int number) {
+        return queuePairs.get(number);
+    }
+
+    ShmCompletionQueue completionQueue(final int id) {
+        return completionQueues.get(id);
+    }
+
+    void removeCompletionQueue(final ShmCompletionQueue queue) {
+        completionQueues.remove(queue.id(), queue);
+    }
+
+    void addSharedReceiveQueue(final ShmSharedReceiveQueue queue) {
+        sharedReceiveQueues.put(queue.id(), queue);
+    }
+
+    void removeSharedReceiveQueue(final ShmSharedReceiveQueue queue) {
+        sharedReceiveQueues.remove(queue.id(), queue);
+    }
+
+    /**
+     * The mappings of a peer device's files, shared by all queue pairs connected to it.
+     */
+    PeerNode peer(final String peerGidHex) throws IOException {
+        synchronized (peers) {
+            final PeerNode existing = peers.get(peerGidHex);
+            if (existing != null) {
+                existing.retain();
+                return existing;
+            }
+            final PeerNode peer = PeerNode.open(this, peerGidHex, peerFolder(peerGidHex));
+            peers.put(peerGidHex, peer);
+            return peer;
+        }
+    }
+
+    void release(final PeerNode peer) {
+        synchronized (peers) {
+            if (peer.release()) {
+                peers.remove(peer.gidHex(), peer);
+                peer.close();
+            }
+        }
+    }
+
+    // ----- memory-region table -----
+
+    synchronized ShmMemoryRegion register(final ShmProtectionDomain domain, final MemorySegment segment,
+        final SharedFile file, final int accessFlags) {
+        final int capacity = localRegions.length();
+        for (int i = 0; i < capacity; i++) {
+            final int index = (nextRegionIndex + i) % capacity;
+            if (localRegions.get(index) == null) {
+                nextRegionIndex = index + 1;
+                final int tag = (regionTags[index] & 0xFF) % 255 + 1;
+                regionTags[index] = (byte) tag;
+                final int key = MemoryRegionTableDescriptor.key(index, tag);
+                final ShmMemoryRegion region = new ShmMemoryRegion(domain, key, accessFlags, segment, file);
+                localRegions.set(index, region);
+                final MemorySegment table = memoryRegionTable.segment();
+                final long entry = MemoryRegionTableDescriptor.entryOffset(index);
+                table.set(Atomics.INT, entry + MemoryRegionTableDescriptor.ACCESS_OFFSET,
+                    file == null ? accessFlags & ~AccessFlags.REMOTE : accessFlags);
+                table.set(Atomics.INT, entry + MemoryRegionTableDescriptor.PD_OFFSET, domain.handle());
+                table.set(Atomics.LONG, entry + MemoryRegionTableDescriptor.ADDRESS_OFFSET, segment.address());
+                table.set(Atomics.LONG, entry + MemoryRegionTableDescriptor.LENGTH_OFFSET, segment.byteSize());
+                return region;
+            }
+        }
+        throw new IllegalStateException("the shm device has " + capacity + " memory regions registered, the most "
+            + ShmConfiguration.MAX_MEMORY_REGIONS_PROP_NAME + " allows");
+    }
+
+    /**
+     * Make an allocated region reachable by peers; its file must already carry its final name.
+     */
+    void publish(final ShmMemoryRegion region) {
+        final int index = MemoryRegionTableDescriptor.index(region.localKey(), localRegions.length());
+        Atomics.setIntVolatile(memoryRegionTable.segment(),
+            MemoryRegionTableDescriptor.entryOffset(index) + MemoryRegionTableDescriptor.KEY_OFFSET,
+            region.localKey());
+    }
+
+    synchronized void deregister(final ShmMemoryRegion region) {
+        final int index = MemoryRegionTableDescriptor.index(region.localKey(), localRegions.length());
+        if (index >= 0 && localRegions.get(index) == region) {
+            Atomics.setIntVolatile(memoryRegionTable.segment(),
+                MemoryRegionTableDescriptor.entryOffset(index) + MemoryRegionTableDescriptor.KEY_OFFSET, 0);
+            localRegions.set(index, null);
+        }
+    }
+
+    /**
+     * The local region with this lkey, or null.
+     */
+    ShmMemoryRegion localRegion(final int key) {
+        final int index = MemoryRegionTableDescriptor.index(key, localRegions.length());
+        if (index < 0) {
+            return null;
+        }
+        final ShmMemoryRegion region = localRegions.get(index);
+        return region != null && region.localKey() == key ? region : null;
+    }
+
+    @Override
+    public String toString() {
+        return "ShmDevice{gid=" + gidHex + ", folder=" + folder + ", queuePairs=" + queuePairs.size() + '}';
+    }
+}

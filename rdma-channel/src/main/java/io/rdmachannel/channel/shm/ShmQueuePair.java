@@ -1,0 +1,1061 @@
+package io.rdmachannel.channel.shm;
+
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionHandler;
+import io.rdmachannel.channel.spi.CompletionOpcode;
+import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairAttributes;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
+import io.rdmachannel.channel.spi.QueuePairType;
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.SendFlags;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.WorkRequestOpcode;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An RC queue pair of the shared-memory provider.
+ *
+ * <p>A post executes in the caller's thread: it checks states, keys, bounds and access, copies the bytes into or
+ * out of the peer's mapped memory, consumes one of the peer's posted receives where the opcode needs one and
+ * publishes the peer's completion. A request that meets an RNR (no receive posted) or a peer not yet ready stays at
+ * the head of the send queue, and later posts wait behind it; the device's agent retries it when the peer posts a
+ * receive or the RNR delay passes. A violation never touches memory: it completes with an error at the requester,
+ * moves both queue pairs to ERROR and flushes their outstanding work.
+ *
+ * <p>Locking: {@code sendLock} guards the send queue and every state change; the receive side is consumed under the
+ * receive completion queue's poll lock; the link and the early-link fields under {@code linkLock}.
+ */
+final class ShmQueuePair implements QueuePair {
+    private static final int DONE = 0;
+    private static final int RETRY = 1;
+    private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    private static final int NO_POSITION = -1;
+
+    private final ShmProtectionDomain domain;
+    private final ShmDevice device;
+    private final int number;
+    private final ShmCompletionQueue sendCompletionQueue;
+    private final ShmCompletionQueue receiveCompletionQueue;
+    private final ShmSharedReceiveQueue sharedReceiveQueue;
+    private final int maxSendWorkRequests;
+    private final int maxSendSge;
+    private final int maxReceiveSge;
+    private final int maxInlineData;
+    private final boolean signalAll;
+    private final SharedFile block;
+    private final MemorySegment blockSegment;
+    private final ReceiveQueue receiveQueue;
+    private final long inboundBase;
+    private final int inboundCapacity;
+    private final Arena inlineArena;
+    private final MemorySegment inlineArea;
+    private final ShmSendWorkRequest[] sendSlots;
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final Object linkLock = new Object();
+    private final PeerNode.Cursor cursor = new PeerNode.Cursor();
+
+    // guarded by sendLock
+    private long sendPosted;
+    private long sendExecuted;
+    private int retryAttempts;
+    private boolean errorHandled;
+    private long closedHead = NO_POSITION;
+    private int retryCount = 7;
+    private int rnrRetry = QueuePairAttributes.RNR_RETRY_INFINITE;
+    private int timeout = 14;
+    private volatile RemotePeer remote;
+    private volatile long retryDeadlineNanos;
+    private volatile long sendRetired;
+    private volatile boolean peerGone;
+    private volatile boolean closed;
+
+    // guarded by the receive completion queue's poll lock
+    private long inboundHead;
+    private long flushCursor = NO_POSITION;
+
+    // guarded by linkLock
+    private ShmLink link;
+    private ShmLink earlyLink;
+    private byte[] earlyGid;
+    private int earlyQueuePairNumber;
+    private final int[] pendingWakes = new int[8];
+    private int pendingWakeCount;
+
+    private ShmQueuePair(final ShmProtectionDomain domain, final int number, final QueuePairInitAttributes attributes,
+        final SharedFile block, final ReceiveQueue receiveQueue, final long inboundBase, final int inboundCapacity) {
+        this.domain = domain;
+        this.device = domain.shmDevice();
+        this.number = number;
+        this.sendCompletionQueue = (ShmCompletionQueue) attributes.sendCompletionQueue();
+        this.receiveCompletionQueue = (ShmCompletionQueue) attributes.receiveCompletionQueue();
+        this.sharedReceiveQueue = (ShmSharedReceiveQueue) attributes.sharedReceiveQueue();
+        this.maxSendWorkRequests = attributes.maxSendWorkRequests();
+        this.maxSendSge = attributes.maxSendSge();
+        this.maxReceiveSge = attributes.maxReceiveSge();
+        this.maxInlineData = attributes.maxInlineData();
+        this.signalAll = attributes.signalAll();
+        this.block = block;
+        this.blockSegment = block.segment();
+        this.receiveQueue = receiveQueue;
+        this.inboundBase = inboundBase;
+        this.inboundCapacity = inboundCapacity;
+        this.inlineArena = Arena.ofShared();
+        this.inlineArea = inlineArena.allocate(Math.max(1L, (long) maxSendWorkRequests * maxInlineData), 64);
+        this.sendSlots = new ShmSendWorkRequest[maxSendWorkRequests];
+        for (int i = 0; i < maxSendWorkRequests; i++) {
+            sendSlots[i] = new ShmSendWorkRequest(this, maxSendSge);
+        }
+    }
+
+    static ShmQueuePair create(final ShmProtectionDomain domain, final QueuePairInitAttributes attributes)
+        throws IOException {
+        if (attributes.type() != QueuePairType.RC) {
+            throw new UnsupportedOperationException("the shm provider offers RC queue pairs only: type="
+                + attributes.type());
+        }
+        final ShmDevice device = domain.shmDevice();
+        final ShmCompletionQueue sendQueue = ownCompletionQueue(device, attributes.sendCompletionQueue());
+        final ShmCompletionQueue receiveQueue = ownCompletionQueue(device, attributes.receiveCompletionQueue());
+        final ShmSharedReceiveQueue srq;
+        if (attributes.sharedReceiveQueue() == null) {
+            srq = null;
+        } else if (attributes.sharedReceiveQueue() instanceof ShmSharedReceiveQueue shared
+            && shared.domain() == domain) {
+            srq = shared;
+        } else {
+            throw new IllegalArgumentException("the shared receive queue belongs to another protection domain");
+        }
+        final int rqCapacity = srq == null ? attributes.maxReceiveWorkRequests() : 0;
+        final int rqMaxSge = srq == null ? attributes.maxReceiveSge() : 0;
+        final int inboundCapacity = srq == null ? rqCapacity : srq.queue().capacity();
+        final int number = device.nextQueuePairNumber();
+        final SharedFile block = SharedFile.create(device.folder().resolve(QueuePairBlockDescriptor.fileName(number)),
+            QueuePairBlockDescriptor.blockLength(rqCapacity, rqMaxSge, inboundCapacity));
+        final ShmQueuePair queuePair;
+        try {
+            final MemorySegment segment = block.segment();
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.PD_OFFSET, domain.handle());
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_OFFSET, receiveQueue.id());
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.SRQ_OFFSET, srq == null ? -1 : srq.id());
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.RQ_CAPACITY_OFFSET, rqCapacity);
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.RQ_MAX_SGE_OFFSET, rqMaxSge);
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.INBOUND_CAPACITY_OFFSET, inboundCapacity);
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET, 12);
+            final long inboundBase = QueuePairBlockDescriptor.inboundOffset(rqCapacity, rqMaxSge);
+            segment.set(Atomics.INT, inboundBase + InboundCompletionDescriptor.CAPACITY_OFFSET, inboundCapacity);
+            final ReceiveQueue ownQueue = srq == null ? ReceiveQueue.format(segment,
+                QueuePairBlockDescriptor.receiveQueueOffset(), rqCapacity, rqMaxSge) : null;
+            Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.STATE_OFFSET, QueuePairState.RESET.code());
+            Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.MAGIC_OFFSET, QueuePairBlockDescriptor.MAGIC);
+            queuePair = new ShmQueuePair(domain, number, attributes, block, ownQueue, inboundBase, inboundCapacity);
+        } catch (final RuntimeException ex) {
+            block.close();
+            throw ex;
+        }
+        sendQueue.attach();
+        receiveQueue.attach();
+        receiveQueue.attachReceiver(queuePair);
+        if (srq != null) {
+            srq.attach();
+        }
+        device.addQueuePair(queuePair);
+        return queuePair;
+    }
+
+    private static ShmCompletionQueue ownCompletionQueue(final ShmDevice device,
+        final io.rdmachannel.channel.spi.CompletionQueue queue) {
+        if (!(queue instanceof ShmCompletionQueue shmQueue) || shmQueue.device() != device) {
+            throw new IllegalArgumentException("the completion queue belongs to another device");
+        }
+        shmQueue.ensureOpen();
+        return shmQueue;
+    }
+
+    // ----- QueuePair -----
+
+    @Override
+    public int number() {
+        return number;
+    }
+
+    @Override
+    public QueuePairType type() {
+        return QueuePairType.RC;
+    }
+
+    @Override
+    public QueuePairState state() {
+        final int code = sharedState();
+        return code == QueuePairBlockDescriptor.STATE_DESTROYED ? QueuePairState.ERROR : QueuePairState.fromCode(code);
+    }
+
+    private int sharedState() {
+        return Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.STATE_OFFSET);
+    }
+
+    private void setSharedState(final QueuePairState state) {
+        Atomics.setIntVolatile(blockSegment, QueuePairBlockDescriptor.STATE_OFFSET, state.code());
+    }
+
+    @Override
+    public ProtectionDomain protectionDomain() {
+        return domain;
+    }
+
+    @Override
+    public int maxSendWorkRequests() {
+        return maxSendWorkRequests;
+    }
+
+    @Override
+    public int maxReceiveWorkRequests() {
+        return receiveQueue == null ? 0 : receiveQueue.capacity();
+    }
+
+    @Override
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    @Override
+    public SendWorkRequest createSendWorkRequest() {
+        ensureOpen();
+        return new ShmSendWorkRequest(this, maxSendSge);
+    }
+
+    @Override
+    public ReceiveWorkRequest createReceiveWorkRequest() {
+        ensureOpen();
+        return new ShmReceiveWorkRequest(this, maxReceiveSge);
+    }
+
+    // ----- state transitions -----
+
+    @Override
+    public void modify(final QueuePairState target, final QueuePairAttributes attributes) throws IOException {
+        sendLock.lock();
+        try {
+            ensureOpen();
+            final QueuePairState current = state();
+            switch (target) {
+                case INIT -> {
+                    requireState(current, target, QueuePairState.RESET, QueuePairState.INIT);
+                    blockSegment.set(Atomics.INT, QueuePairBlockDescriptor.ACCESS_OFFSET,
+                        required(attributes, target).accessFlags() & AccessFlags.REMOTE);
+                    setSharedState(QueuePairState.INIT);
+                }
+                case READY_TO_RECEIVE -> {
+                    requireState(current, target, QueuePairState.INIT);
+                    connect(required(attributes, target));
+                    setSharedState(QueuePairState.READY_TO_RECEIVE);
+                }
+                case READY_TO_SEND -> {
+                    requireState(current, target, QueuePairState.READY_TO_RECEIVE, QueuePairState.READY_TO_SEND);
+                    final QueuePairAttributes values = required(attributes, target);
+                    retryCount = values.retryCount();
+                    rnrRetry = values.rnrRetry();
+                    timeout = values.timeout();
+                    setSharedState(QueuePairState.READY_TO_SEND);
+                }
+                case ERROR -> enterErrorLocked();
+                case RESET -> reset();
+                default -> throw new IllegalArgumentException("the shm provider does not support moving to "
+                    + target);
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (target == QueuePairState.ERROR) {
+            notifyCompletionQueues();
+        }
+    }
+
+    private static QueuePairAttributes required(final QueuePairAttributes attributes, final QueuePairState target) {
+        if (attributes == null) {
+            throw new IllegalArgumentException("moving to " + target + " needs attributes");
+        }
+        return attributes;
+    }
+
+    private void requireState(final QueuePairState current, final QueuePairState target,
+        final QueuePairState... allowed) {
+        for (final QueuePairState state : allowed) {
+            if (current == state) {
+                return;
+            }
+        }
+        throw new IllegalStateException("queue pair " + number + " cannot move from " + current + " to " + target
+            + "; allowed from " + Arrays.toString(allowed));
+    }
+
+    private void connect(final QueuePairAttributes attributes) throws IOException {
+        final byte[] gid = attributes.remoteGid();
+        final int remoteNumber = attributes.remoteQueuePairNumber();
+        if (gid == null || remoteNumber < 0 || remoteNumber > 0xFFFFFF) {
+            throw new IllegalArgumentException("moving to READY_TO_RECEIVE needs the remote GID and queue pair "
+                + "number: " + attributes);
+        }
+        blockSegment.set(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET, attributes.minRnrTimer());
+        final RemotePeer peer = RemotePeer.connect(device, gid, remoteNumber);
+        try {
+            if (!peer.isSameDevice()) {
+                if (initiatesLink(gid, remoteNumber)) {
+                    final ShmLink connected = device.agent().connect(
+                        peer.node().folder().resolve(ShmAgent.SOCKET_FILE), this, remoteNumber);
+                    attachLink(connected);
+                } else {
+                    adoptEarlyLink(peer);
+                }
+            }
+        } catch (final IOException | RuntimeException ex) {
+            peer.close();
+            throw ex;
+        }
+        remote = peer;
+    }
+
+    private boolean initiatesLink(final byte[] remoteGid, final int remoteNumber) {
+        final int order = Arrays.compareUnsigned(device.gid(), remoteGid);
+        return order < 0 || order == 0 && number < remoteNumber;
+    }
+
+    private void reset() {
+        final RemotePeer peer = remote;
+        remote = null;
+        closeLink();
+        if (peer != null) {
+            peer.close();
+        }
+        if (receiveQueue != null) {
+            // ring and inbound positions stay equal across a reset: the flush logic relies on it
+            final long position = receiveQueue.discardAll();
+            inboundHead = position;
+            Atomics.setLongVolatile(blockSegment, inboundBase + InboundCompletionDescriptor.HEAD_OFFSET, position);
+            Atomics.setLongVolatile(blockSegment, inboundBase + InboundCompletionDescriptor.TAIL_OFFSET, position);
+        }
+        flushCursor = NO_POSITION;
+        sendPosted = 0;
+        sendExecuted = 0;
+        sendRetired = 0;
+        retryAttempts = 0;
+        errorHandled = false;
+        closedHead = NO_POSITION;
+        peerGone = false;
+        device.agent().cancelRetry(this);
+        setSharedState(QueuePairState.RESET);
+    }
+
+    // ----- posting -----
+
+    @Override
+    public void postReceive(final ReceiveWorkRequest request) {
+        if (receiveQueue == null) {
+            throw new IllegalStateException("queue pair " + number + " takes its receives from a shared receive "
+                + "queue: post them there");
+        }
+        final ShmReceiveWorkRequest receive = checkReceive(request, domain, maxReceiveSge);
+        if (receive.owner != this) {
+            throw new IllegalArgumentException("the receive request was created by another queue pair");
+        }
+        ensureOpen();
+        if (sharedState() == QueuePairState.RESET.code()) {
+            throw new IllegalStateException("postReceive: queue pair " + number + " is in state RESET; receives "
+                + "need INIT or later");
+        }
+        if (receiveQueue.post(receive, "receive queue of queue pair " + number)) {
+            final RemotePeer peer = remote;
+            if (peer != null) {
+                sendToPeer(peer, ShmLink.RECV_POSTED, peer.queuePairNumber());
+            }
+        }
+        if (sharedState() == QueuePairState.ERROR.code()) {
+            receiveCompletionQueue.notifyIfArmed(true);
+        }
+    }
+
+    /**
+     * Check a receive request against a queue's limits. Entries whose key names local-only memory are refused: a
+     * peer could not scatter into them.
+     */
+    static ShmReceiveWorkRequest checkReceive(final ReceiveWorkRequest request, final ShmProtectionDomain domain,
+        final int maxSge) {
+        if (!(request instanceof ShmReceiveWorkRequest receive)) {
+            throw new IllegalArgumentException("the receive request was not created by this provider");
+        }
+        if (receive.sgeCount > maxSge) {
+            throw new IllegalArgumentException("sgeCount=" + receive.sgeCount + " exceeds maxReceiveSge=" + maxSge);
+        }
+        for (int i = 0; i < receive.sgeCount; i++) {
+            if (receive.sgeLengths[i] < 0) {
+                throw new IllegalArgumentException("sge " + i + " has a negative length: length="
+                    + receive.sgeLengths[i]);
+            }
+            final ShmMemoryRegion region = domain.shmDevice().localRegion(receive.sgeLocalKeys[i]);
+            if (region != null && !region.isShared()) {
+                throw new IllegalArgumentException("the shm provider can only receive into memory from "
+                    + "ProtectionDomain.allocate(..): sge " + i + " uses " + region);
+            }
+        }
+        return receive;
+    }
+
+    @Override
+    public void postSend(final SendWorkRequest request) {
+        final ShmSendWorkRequest send = checkSend(request);
+        sendLock.lock();
+        try {
+            ensureOpen();
+            final int state = sharedState();
+            if (state != QueuePairState.READY_TO_SEND.code() && state != QueuePairState.ERROR.code()) {
+                throw new IllegalStateException("postSend: queue pair " + number + " is in state " + state()
+                    + "; sends need READY_TO_SEND");
+            }
+            if (sendPosted - sendRetired >= maxSendWorkRequests) {
+                throw new IllegalStateException("send queue of queue pair " + number + " is full: "
+                    + maxSendWorkRequests + " requests are outstanding; poll their completions first");
+            }
+            final int slotIndex = (int) (sendPosted % maxSendWorkRequests);
+            sendSlots[slotIndex].copyFrom(send);
+            if ((send.flags & SendFlags.INLINE) != 0) {
+                copyInline(send, slotIndex);
+            }
+            sendPosted++;
+            progressLocked();
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    private ShmSendWorkRequest checkSend(final SendWorkRequest request) {
+        if (!(request instanceof ShmSendWorkRequest send) || send.owner != this) {
+            throw new IllegalArgumentException("the send request was not created by this queue pair");
+        }
+        if ((send.flags & ~SendFlags.ALL) != 0) {
+            throw new IllegalArgumentException("unknown send flags: flags=0x" + Integer.toHexString(send.flags));
+        }
+        long total = 0;
+        for (int i = 0; i < send.sgeCount; i++) {
+            if (send.sgeLengths[i] < 0) {
+                throw new IllegalArgumentException("sge " + i + " has a negative length: length="
+                    + send.sgeLengths[i]);
+            }
+            total += send.sgeLengths[i];
+        }
+        if (total > device.attributes().maxMessageSize()) {
+            throw new IllegalArgumentException("the request carries " + total + " bytes, more than maxMessageSize="
+                + device.attributes().maxMessageSize());
+        }
+        if ((send.flags & SendFlags.INLINE) != 0) {
+            if (send.opcode == WorkRequestOpcode.RDMA_READ) {
+                throw new IllegalArgumentException("an RDMA READ cannot be inline");
+            }
+            if (total > maxInlineData) {
+                throw new IllegalArgumentException("inline data of " + total + " bytes exceeds maxInlineData="
+                    + maxInlineData + " of queue pair " + number);
+            }
+        }
+        return send;
+    }
+
+    private void copyInline(final ShmSendWorkRequest send, final int slotIndex) {
+        long offset = (long) slotIndex * maxInlineData;
+        for (int i = 0; i < send.sgeCount; i++) {
+            final int length = send.sgeLengths[i];
+            MemorySegment.copy(ALL_MEMORY, send.sgeAddresses[i], inlineArea, offset, length);
+            offset += length;
+        }
+    }
+
+    /**
+     * Retry the send queue (from the agent: a receive was posted, a delay passed, an error arrived).
+     */
+    void progress() {
+        sendLock.lock();
+        try {
+            if (!closed) {
+                progressLocked();
+            }
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    private void progressLocked() {
+        while (sendExecuted < sendPosted) {
+            final int slotIndex = (int) (sendExecuted % maxSendWorkRequests);
+            final ShmSendWorkRequest request = sendSlots[slotIndex];
+            if (sharedState() == QueuePairState.ERROR.code()) {
+                handleErrorLocked();
+                complete(request, sendExecuted, CompletionStatus.WORK_REQUEST_FLUSHED, 0, true);
+            } else if (execute(request, slotIndex, sendExecuted) == RETRY) {
+                device.agent().scheduleRetry(this);
+                return;
+            }
+            sendExecuted++;
+            retryAttempts = 0;
+        }
+        device.agent().cancelRetry(this);
+    }
+
+    long retryDeadlineNanos() {
+        return retryDeadlineNanos;
+    }
+
+    /**
+     * Polled send completions up to and including this sequence free their slots (unsignalled ones before it too).
+     */
+    void retireSend(final long sequence) {
+        if (sequence + 1 > sendRetired) {
+            sendRetired = sequence + 1;
+        }
+    }
+
+    // ----- executing one request -----
+
+    private int execute(final ShmSendWorkRequest request, final int slotIndex, final long sequence) {
+        final RemotePeer peer = remote;
+        if (peer == null || peerGone || peer.isGone()) {
+            return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+        }
+        if (!peer.canReceive()) {
+            return retryLater(request, sequence, retryCount, timeoutNanos(timeout),
+                CompletionStatus.TRANSPORT_RETRY_EXCEEDED);
+        }
+        final long length = request.totalLength();
+        final boolean inline = (request.flags & SendFlags.INLINE) != 0;
+        if (!inline && !checkLocal(request, request.opcode == WorkRequestOpcode.RDMA_READ)) {
+            return fail(request, sequence, CompletionStatus.LOCAL_PROTECTION_ERROR, null);
+        }
+        return switch (request.opcode) {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> executeWrite(request, slotIndex, sequence, peer, length, inline);
+            case SEND, SEND_WITH_IMM -> executeSend(request, slotIndex, sequence, peer, length, inline);
+            case RDMA_READ -> executeRead(request, sequence, peer, length);
+        };
+    }
+
+    private int executeWrite(final ShmSendWorkRequest request, final int slotIndex, final long sequence,
+        final RemotePeer peer, final long length, final boolean inline) {
+        if (length > 0 && ((peer.accessFlags() & AccessFlags.REMOTE_WRITE) == 0 || peer.node().resolve(
+            request.remoteKey, request.remoteAddress, length, AccessFlags.REMOTE_WRITE, peer.protectionDomain(),
+            cursor) != PeerNode.OK)) {
+            return fail(request, sequence, CompletionStatus.REMOTE_ACCESS_ERROR, peer);
+        }
+        long position = NO_POSITION;
+        if (request.opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM) {
+            position = claimReceive(peer);
+            if (position == ReceiveQueue.EMPTY) {
+                return retryLater(request, sequence, rnrRetry, rnrDelayNanos(peer),
+                    CompletionStatus.RNR_RETRY_EXCEEDED);
+            }
+            if (position == ReceiveQueue.CLOSED) {
+                return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+            }
+        }
+        if (length > 0) {
+            gather(request, slotIndex, inline, cursor.segment, cursor.offset, length);
+        }
+        if (position != NO_POSITION) {
+            final int slot = peer.receiveQueue().slotAt(position);
+            if (slot < 0) {
+                return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
+            }
+            deliver(peer, slot, CompletionStatus.SUCCESS, CompletionOpcode.RECV_RDMA_WITH_IMM, (int) length,
+                request);
+        }
+        complete(request, sequence, CompletionStatus.SUCCESS, (int) length, false);
+        return DONE;
+    }
+
+    private int executeSend(final ShmSendWorkRequest request, final int slotIndex, final long sequence,
+        final RemotePeer peer, final long length, final boolean inline) {
+        final long position = claimReceive(peer);
+        if (position == ReceiveQueue.EMPTY) {
+            return retryLater(request, sequence, rnrRetry, rnrDelayNanos(peer), CompletionStatus.RNR_RETRY_EXCEEDED);
+        }
+        if (position == ReceiveQueue.CLOSED) {
+            return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+        }
+        final ReceiveQueue queue = peer.receiveQueue();
+        final int slot = queue.slotAt(position);
+        final int sgeCount = slot < 0 ? -1 : queue.sgeCount(slot);
+        if (sgeCount < 0) {
+            return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
+        }
+        long capacity = 0;
+        for (int i = 0; i < sgeCount; i++) {
+            capacity += Integer.toUnsignedLong(queue.sgeLength(slot, i));
+        }
+        if (length > capacity) {
+            deliverError(peer, slot, CompletionStatus.LOCAL_LENGTH_ERROR);
+            return fail(request, sequence, CompletionStatus.REMOTE_INVALID_REQUEST, peer);
+        }
+        long copied = 0;
+        for (int i = 0; i < sgeCount && copied < length; i++) {
+            final long chunk = Math.min(Integer.toUnsignedLong(queue.sgeLength(slot, i)), length - copied);
+            if (peer.node().resolve(queue.sgeLocalKey(slot, i), queue.sgeAddress(slot, i), chunk,
+                AccessFlags.LOCAL_WRITE, peer.protectionDomain(), cursor) != PeerNode.OK) {
+                deliverError(peer, slot, CompletionStatus.LOCAL_PROTECTION_ERROR);
+                return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
+            }
+            gatherRange(request, slotIndex, inline, copied, cursor.segment, cursor.offset, chunk);
+            copied += chunk;
+        }
+        deliver(peer, slot, CompletionStatus.SUCCESS, CompletionOpcode.RECV, (int) length, request);
+        complete(request, sequence, CompletionStatus.SUCCESS, (int) length, false);
+        return DONE;
+    }
+
+    private int executeRead(final ShmSendWorkRequest request, final long sequence, final RemotePeer peer,
+        final long length) {
+        if (length > 0 && ((peer.accessFlags() & AccessFlags.REMOTE_READ) == 0 || peer.node().resolve(
+            request.remoteKey, request.remoteAddress, length, AccessFlags.REMOTE_READ, peer.protectionDomain(),
+            cursor) != PeerNode.OK)) {
+            return fail(request, sequence, CompletionStatus.REMOTE_ACCESS_ERROR, peer);
+        }
+        long offset = cursor.offset;
+        for (int i = 0; i < request.sgeCount; i++) {
+            final ShmMemoryRegion region = device.localRegion(request.sgeLocalKeys[i]);
+            final int sgeLength = request.sgeLengths[i];
+            MemorySegment.copy(cursor.segment, offset, region.segment(),
+                region.offsetOf(request.sgeAddresses[i], sgeLength), sgeLength);
+            offset += sgeLength;
+        }
+        complete(request, sequence, CompletionStatus.SUCCESS, (int) length, false);
+        return DONE;
+    }
+
+    private long claimReceive(final RemotePeer peer) {
+        final ReceiveQueue queue = peer.receiveQueue();
+        long position = queue.claim();
+        if (position == ReceiveQueue.EMPTY && queue.markWaiting()) {
+            position = queue.claim();
+        }
+        return position;
+    }
+
+    /**
+     * Check the local entries: lkey, protection domain, bounds, and local write access where data lands.
+     */
+    private boolean checkLocal(final ShmSendWorkRequest request, final boolean landsLocally) {
+        for (int i = 0; i < request.sgeCount; i++) {
+            final ShmMemoryRegion region = device.localRegion(request.sgeLocalKeys[i]);
+            if (region == null || region.shmDomain() != domain || region.isClosed()
+                || region.offsetOf(request.sgeAddresses[i], request.sgeLengths[i]) < 0
+                || landsLocally && (region.accessFlags() & AccessFlags.LOCAL_WRITE) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void gather(final ShmSendWorkRequest request, final int slotIndex, final boolean inline,
+        final MemorySegment target, final long targetOffset, final long length) {
+        gatherRange(request, slotIndex, inline, 0, target, targetOffset, length);
+    }
+
+    /**
+     * Copy {@code length} bytes of the request's payload, starting at payload offset {@code from}, to the target.
+     */
+    private void gatherRange(final ShmSendWorkRequest request, final int slotIndex, final boolean inline,
+        final long from, final MemorySegment target, final long targetOffset, final long length) {
+        if (inline) {
+            MemorySegment.copy(inlineArea, (long) slotIndex * maxInlineData + from, target, targetOffset, length);
+            return;
+        }
+        long skip = from;
+        long done = 0;
+        for (int i = 0; i < request.sgeCount && done < length; i++) {
+            final long sgeLength = request.sgeLengths[i];
+            if (skip >= sgeLength) {
+                skip -= sgeLength;
+                continue;
+            }
+            final long chunk = Math.min(sgeLength - skip, length - done);
+            final ShmMemoryRegion region = device.localRegion(request.sgeLocalKeys[i]);
+            MemorySegment.copy(region.segment(), region.offsetOf(request.sgeAddresses[i], sgeLength) + skip,
+                target, targetOffset + done, chunk);
+            done += chunk;
+            skip = 0;
+        }
+    }
+
+    private void deliver(final RemotePeer peer, final int slot, final CompletionStatus status,
+        final CompletionOpcode opcode, final int byteLength, final ShmSendWorkRequest request) {
+        final boolean immediate = request.opcode.hasImmediate();
+        final boolean solicited = (request.flags & SendFlags.SOLICITED) != 0;
+        final int flags = (immediate ? InboundCompletionDescriptor.FLAG_HAS_IMMEDIATE : 0)
+            | (solicited ? InboundCompletionDescriptor.FLAG_SOLICITED : 0);
+        if (!peer.publish(peer.receiveQueue().workRequestId(slot), slot, status, opcode, byteLength, flags,
+            immediate ? request.immediate : 0)) {
+            peer.setError();
+            sendToPeer(peer, ShmLink.QP_ERROR, peer.queuePairNumber());
+            return;
+        }
+        if (peer.disarmCompletionQueue(solicited || status != CompletionStatus.SUCCESS)) {
+            sendToPeer(peer, ShmLink.WAKE_CQ, peer.completionQueueId());
+        }
+    }
+
+    private void deliverError(final RemotePeer peer, final int slot, final CompletionStatus status) {
+        peer.publish(peer.receiveQueue().workRequestId(slot), slot, status, CompletionOpcode.RECV, 0, 0, 0);
+    }
+
+    /**
+     * Complete a request with an error: the completion always appears, this queue pair moves to ERROR, and so does
+     * the peer when the error is the peer's concern.
+     */
+    private int fail(final ShmSendWorkRequest request, final long sequence, final CompletionStatus status,
+        final RemotePeer peerToFail) {
+        complete(request, sequence, status, 0, true);
+        if (peerToFail != null) {
+            peerToFail.setError();
+            sendToPeer(peerToFail, ShmLink.QP_ERROR, peerToFail.queuePairNumber());
+            if (peerToFail.disarmCompletionQueue(true)) {
+                sendToPeer(peerToFail, ShmLink.WAKE_CQ, peerToFail.completionQueueId());
+            }
+        }
+        enterErrorLocked();
+        return DONE;
+    }
+
+    private int retryLater(final ShmSendWorkRequest request, final long sequence, final int limit,
+        final long delayNanos, final CompletionStatus exceeded) {
+        if (limit != QueuePairAttributes.RNR_RETRY_INFINITE && retryAttempts >= limit) {
+            return fail(request, sequence, exceeded, null);
+        }
+        if (retryAttempts < Integer.MAX_VALUE) {
+            retryAttempts++;
+        }
+        retryDeadlineNanos = System.nanoTime() + delayNanos;
+        return RETRY;
+    }
+
+    private long rnrDelayNanos(final RemotePeer peer) {
+        final long configured = device.configuration().rnrTimerMicros();
+        return configured > 0 ? configured * 1000 : QueuePairAttributes.rnrTimerNanos(peer.minRnrTimer());
+    }
+
+    private static long timeoutNanos(final int code) {
+        return code == 0 ? 100_000_000L : Math.max(1_000_000L, 4096L << Math.min(code, 31));
+    }
+
+    private void complete(final ShmSendWorkRequest request, final long sequence, final CompletionStatus status,
+        final int byteLength, final boolean always) {
+        if (always || signalAll || (request.flags & SendFlags.SIGNALED) != 0) {
+            sendCompletionQueue.addSendCompletion(this, sequence, request.id, status,
+                request.opcode.completionOpcode(), byteLength);
+        }
+    }
+
+    // ----- errors and the peer -----
+
+    /**
+     * Move to ERROR (from the agent: the peer reported an error) and flush.
+     */
+    void enterError() {
+        sendLock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            enterErrorLocked();
+        } finally {
+            sendLock.unlock();
+        }
+        notifyCompletionQueues();
+    }
+
+    private void enterErrorLocked() {
+        if (sharedState() != QueuePairBlockDescriptor.STATE_DESTROYED) {
+            setSharedState(QueuePairState.ERROR);
+        }
+        handleErrorLocked();
+        progressLocked();
+    }
+
+    private void handleErrorLocked() {
+        if (!errorHandled) {
+            errorHandled = true;
+            closedHead = receiveQueue == null ? NO_POSITION : receiveQueue.close();
+        }
+    }
+
+    private void notifyCompletionQueues() {
+        sendCompletionQueue.notifyIfArmed(true);
+        receiveCompletionQueue.notifyIfArmed(true);
+    }
+
+    /**
+     * The link ended or the peer on this device was destroyed: the peer is gone.
+     */
+    void peerGone(final ShmLink endedLink) {
+        synchronized (linkLock) {
+            if (endedLink != null && endedLink != link) {
+                return;
+            }
+        }
+        peerGone = true;
+        enterError();
+    }
+
+    /**
+     * A link from the peer arrived (agent thread).
+     *
+     * @return false to refuse it.
+     */
+    boolean acceptLink(final ShmLink incoming, final byte[] gid, final int remoteNumber) {
+        synchronized (linkLock) {
+            if (closed || link != null || earlyLink != null) {
+                return false;
+            }
+            final RemotePeer peer = remote;
+            if (peer != null) {
+                if (!peer.matches(gid, remoteNumber)) {
+                    return false;
+                }
+                incoming.bind(this);
+                attachLinkLocked(incoming);
+                return true;
+            }
+            incoming.bind(this);
+            earlyLink = incoming;
+            earlyGid = gid;
+            earlyQueuePairNumber = remoteNumber;
+            return true;
+        }
+    }
+
+    private void adoptEarlyLink(final RemotePeer peer) {
+        synchronized (linkLock) {
+            if (earlyLink != null) {
+                if (peer.matches(earlyGid, earlyQueuePairNumber)) {
+                    attachLinkLocked(earlyLink);
+                } else {
+                    earlyLink.close();
+                }
+                earlyLink = null;
+                earlyGid = null;
+            }
+        }
+    }
+
+    private void attachLink(final ShmLink connected) {
+        synchronized (linkLock) {
+            attachLinkLocked(connected);
+        }
+    }
+
+    private void attachLinkLocked(final ShmLink attached) {
+        link = attached;
+        for (int i = 0; i < pendingWakeCount; i += 2) {
+            attached.send(pendingWakes[i], pendingWakes[i + 1]);
+        }
+        pendingWakeCount = 0;
+    }
+
+    private void closeLink() {
+        synchronized (linkLock) {
+            if (link != null) {
+                link.close();
+                link = null;
+            }
+            if (earlyLink != null) {
+                earlyLink.close();
+                earlyLink = null;
+            }
+            pendingWakeCount = 0;
+        }
+    }
+
+    /**
+     * Tell the peer something: directly on this device, else over the link (queued until it is attached).
+     */
+    private void sendToPeer(final RemotePeer peer, final int type, final int argument) {
+        if (peer.isSameDevice()) {
+            deliverLocally(type, argument);
+            return;
+        }
+        synchronized (linkLock) {
+            if (link != null) {
+                link.send(type, argument);
+                return;
+            }
+            for (int i = 0; i < pendingWakeCount; i += 2) {
+                if (pendingWakes[i] == type && pendingWakes[i + 1] == argument) {
+                    return;
+                }
+            }
+            if (pendingWakeCount < pendingWakes.length) {
+                pendingWakes[pendingWakeCount++] = type;
+                pendingWakes[pendingWakeCount++] = argument;
+            }
+        }
+    }
+
+    private void deliverLocally(final int type, final int argument) {
+        switch (type) {
+            case ShmLink.WAKE_CQ -> {
+                final ShmCompletionQueue queue = device.completionQueue(argument);
+                if (queue != null) {
+                    queue.signal();
+                }
+            }
+            case ShmLink.RECV_POSTED -> {
+                final ShmQueuePair target = device.queuePair(argument);
+                if (target != null) {
+                    device.agent().execute(target::progress);
+                }
+            }
+            case ShmLink.QP_ERROR -> {
+                final ShmQueuePair target = device.queuePair(argument);
+                if (target != null) {
+                    device.agent().execute(target::enterError);
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown wake-up type " + type);
+        }
+    }
+
+    // ----- receive side, polled by the receive completion queue -----
+
+    /**
+     * Hand receive completions to the handler: those the peer published, then flushed ones once this queue pair is
+     * in ERROR and the peer can publish no more. Called under the completion queue's poll lock.
+     */
+    int pollReceives(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
+        int count = 0;
+        while (count < limit) {
+            final long entry = inboundBase + InboundCompletionDescriptor.entryOffset(inboundCapacity, inboundHead);
+            if (Atomics.getLongAcquire(blockSegment, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET)
+                != inboundHead + 1) {
+                break;
+            }
+            readInbound(completion, entry);
+            final int slot = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.SLOT_OFFSET);
+            inboundHead++;
+            Atomics.setLongRelease(blockSegment, inboundBase + InboundCompletionDescriptor.HEAD_OFFSET, inboundHead);
+            releaseSlot(slot);
+            handler.onCompletion(completion);
+            count++;
+        }
+        if (count < limit && receiveQueue != null && closedHead != NO_POSITION) {
+            count += flushReceives(completion, handler, limit - count);
+        }
+        return count;
+    }
+
+    private void readInbound(final ShmWorkCompletion completion, final long entry) {
+        completion.workRequestId = blockSegment.get(Atomics.LONG, entry + InboundCompletionDescriptor.WR_ID_OFFSET);
+        completion.status = CompletionStatus.fromCode(
+            blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.STATUS_OFFSET));
+        final int opcode = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.OPCODE_OFFSET);
+        completion.opcode = opcode == CompletionOpcode.RECV_RDMA_WITH_IMM.code()
+            ? CompletionOpcode.RECV_RDMA_WITH_IMM : CompletionOpcode.RECV;
+        completion.byteLength = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.BYTE_LENGTH_OFFSET);
+        final int flags = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.FLAGS_OFFSET);
+        completion.hasImmediate = (flags & InboundCompletionDescriptor.FLAG_HAS_IMMEDIATE) != 0;
+        completion.immediate = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.IMMEDIATE_OFFSET);
+        completion.vendorError = 0;
+        completion.queuePairNumber = number;
+    }
+
+    private void releaseSlot(final int slot) {
+        final ReceiveQueue queue = receiveQueue != null ? receiveQueue : sharedReceiveQueue.queue();
+        if (slot >= 0 && slot < queue.capacity()) {
+            queue.release(slot);
+        }
+    }
+
+    private int flushReceives(final ShmWorkCompletion completion, final CompletionHandler handler,
+        final int limit) {
+        if (flushCursor == NO_POSITION) {
+            if (!peerGone && remote != null && inboundHead < closedHead) {
+                return 0;
+            }
+            flushCursor = inboundHead;
+        }
+        final long posted = receiveQueue.postedCount();
+        int count = 0;
+        while (count < limit && flushCursor < posted) {
+            final int slot = receiveQueue.slotAt(flushCursor);
+            completion.workRequestId = receiveQueue.workRequestId(slot);
+            completion.status = CompletionStatus.WORK_REQUEST_FLUSHED;
+            completion.opcode = CompletionOpcode.RECV;
+            completion.byteLength = 0;
+            completion.hasImmediate = false;
+            completion.immediate = 0;
+            completion.vendorError = 0;
+            completion.queuePairNumber = number;
+            flushCursor++;
+            receiveQueue.release(slot);
+            handler.onCompletion(completion);
+            count++;
+        }
+        return count;
+    }
+
+    // ----- lifetime -----
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("queue pair " + number + " is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        final RemotePeer peer;
+        sendLock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            Atomics.setIntVolatile(blockSegment, QueuePairBlockDescriptor.STATE_OFFSET,
+                QueuePairBlockDescriptor.STATE_DESTROYED);
+            device.agent().cancelRetry(this);
+            peer = remote;
+            remote = null;
+        } finally {
+            sendLock.unlock();
+        }
+        closeLink();
+        if (peer != null) {
+            if (peer.isSameDevice()) {
+                final ShmQueuePair target = device.queuePair(peer.queuePairNumber());
+                if (target != null && target != this) {
+                    device.agent().execute(() -> target.peerGone(null));
+                }
+            }
+            peer.close();
+        }
+        receiveCompletionQueue.detachReceiver(this);
+        receiveCompletionQueue.detach();
+        sendCompletionQueue.detach();
+        if (sharedReceiveQueue != null) {
+            sharedReceiveQueue.detach();
+        }
+        device.removeQueuePair(this);
+        block.close();
+        inlineArena.close();
+        domain.childClosed();
+    }
+
+    @Override
+    public String toString() {
+        final RemotePeer peer = remote;
+        return "ShmQueuePair{number=" + number + ", state=" + state() + ", sendPosted=" + sendPosted
+            + ", sendExecuted=" + sendExecuted + ", sendRetired=" + sendRetired + ", inboundHead=" + inboundHead
+            + ", closedHead=" + closedHead + ", flushCursor=" + flushCursor + ", peerGone=" + peerGone
+            + ", remote=" + peer + '}';
+    }
+}

@@ -1,0 +1,110 @@
+package io.rdmachannel.channel.shm;
+
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.SharedReceiveQueue;
+
+import java.io.IOException;
+
+/**
+ * A shared receive queue of the shared-memory provider, in its own shared file ({@code srq-<id>}). Senders that
+ * find it empty retry after their RNR delay.
+ */
+final class ShmSharedReceiveQueue implements SharedReceiveQueue {
+    private final ShmProtectionDomain domain;
+    private final int id;
+    private final SharedFile file;
+    private final ReceiveQueue queue;
+    private int users;
+    private volatile boolean closed;
+
+    private ShmSharedReceiveQueue(final ShmProtectionDomain domain, final int id, final SharedFile file,
+        final ReceiveQueue queue) {
+        this.domain = domain;
+        this.id = id;
+        this.file = file;
+        this.queue = queue;
+    }
+
+    static ShmSharedReceiveQueue create(final ShmProtectionDomain domain, final int maxWorkRequests, final int maxSge)
+        throws IOException {
+        final ShmDevice device = domain.shmDevice();
+        final int id = device.nextObjectId();
+        final SharedFile file = SharedFile.create(device.folder().resolve(fileName(id)),
+            ReceiveQueue.regionLength(maxWorkRequests, maxSge));
+        final ShmSharedReceiveQueue srq = new ShmSharedReceiveQueue(domain, id, file,
+            ReceiveQueue.format(file.segment(), 0, maxWorkRequests, maxSge));
+        device.addSharedReceiveQueue(srq);
+        return srq;
+    }
+
+    static String fileName(final int id) {
+        return "srq-" + Integer.toHexString(id);
+    }
+
+    int id() {
+        return id;
+    }
+
+    ReceiveQueue queue() {
+        return queue;
+    }
+
+    ShmProtectionDomain domain() {
+        return domain;
+    }
+
+    @Override
+    public ReceiveWorkRequest createReceiveWorkRequest() {
+        ensureOpen();
+        return new ShmReceiveWorkRequest(this, queue.maxSge());
+    }
+
+    @Override
+    public void postReceive(final ReceiveWorkRequest request) {
+        ensureOpen();
+        final ShmReceiveWorkRequest receive = ShmQueuePair.checkReceive(request, domain, queue.maxSge());
+        queue.post(receive, "shared receive queue " + id);
+    }
+
+    @Override
+    public int maxWorkRequests() {
+        return queue.capacity();
+    }
+
+    synchronized void attach() {
+        ensureOpen();
+        users++;
+    }
+
+    synchronized void detach() {
+        users--;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("shared receive queue " + id + " is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (users != 0) {
+                throw new IllegalStateException("shared receive queue " + id + " is still used by " + users
+                    + " queue pairs: close them first");
+            }
+            closed = true;
+        }
+        domain.shmDevice().removeSharedReceiveQueue(this);
+        file.close();
+        domain.childClosed();
+    }
+
+    @Override
+    public String toString() {
+        return "ShmSharedReceiveQueue{id=" + id + ", capacity=" + queue.capacity() + ", closed=" + closed + '}';
+    }
+}

@@ -1,0 +1,18 @@
+package io.rdmachannel.channel.spi;
+
+/**
+ * Optional features a device may offer.
+ */
+public enum DeviceCapability {
+    /** Shared receive queues ({@link SharedReceiveQueue}). */
+    SHARED_RECEIVE_QUEUE,
+    /** eXtended Reliable Connected transport: XRC domains and XRC queue pairs. */
+    XRC,
+    /** RDMA WRITE WITH IMMEDIATE; without it (iWARP) an immediate travels as a small SEND. */
+    RDMA_WRITE_WITH_IMMEDIATE,
+    /**
+     * Remote access to any registered memory. Without it only memory from {@link ProtectionDomain#allocate} can be
+     * registered with remote access or be the target of a SEND, as on the shared-memory provider.
+     */
+    REMOTE_ACCESS_TO_REGISTERED_MEMORY
+}

@@ -1,0 +1,49 @@
+package io.rdmachannel.channel.spi;
+
+import java.io.IOException;
+
+/**
+ * A waitable set of event sources, like an ibverbs completion channel multiplexed with epoll: armed completion
+ * queues signal it, and a waiter learns which ones by their tokens. A selector or a poller thread waits here.
+ *
+ * <p>Each arming produces at most one signal. Signals are queued until taken, so a signal raised before a waiter
+ * arrives is not lost. {@link #wakeup()} makes the current or next {@link #await} return without tokens.
+ */
+public interface ReadinessSource extends AutoCloseable {
+    /**
+     * Receives the token of each signalled source.
+     */
+    @FunctionalInterface
+    interface ReadyHandler {
+        /**
+         * A source with this token was signalled.
+         *
+         * @param token the token the source was created with.
+         */
+        void onReady(long token);
+    }
+
+    /**
+     * Wait until at least one source is signalled, a wake-up, the timeout, or an interrupt, then hand every
+     * pending token to the handler.
+     *
+     * @param timeoutNanos the longest wait; 0 does not wait; a negative value waits without limit.
+     * @param handler receives the tokens.
+     * @return the number of tokens handed over; 0 on timeout, wake-up or interrupt (the interrupt status is kept).
+     * @throws IOException if the source failed.
+     * @throws IllegalStateException if the source is closed.
+     */
+    int await(long timeoutNanos, ReadyHandler handler) throws IOException;
+
+    /**
+     * Make the current {@link #await} return, or the next one if none is waiting. Safe from any thread; a no-op after
+     * close.
+     */
+    void wakeup();
+
+    /**
+     * Close the source and wake a waiter. Completion queues that use it must be closed first.
+     */
+    @Override
+    void close();
+}

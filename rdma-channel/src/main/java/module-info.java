@@ -1,0 +1,12 @@
+module io.rdmachannel.channel {
+    // Plain requires: no exported API type mentions an SLF4J type.
+    requires org.slf4j;
+    // Agrona is an automatic module (see -Xlint:-requires-automatic in the parent pom).
+    requires org.agrona;
+
+    exports io.rdmachannel.channel.spi;
+
+    uses io.rdmachannel.channel.spi.RdmaProvider;
+
+    provides io.rdmachannel.channel.spi.RdmaProvider with io.rdmachannel.channel.shm.ShmProvider;
+}

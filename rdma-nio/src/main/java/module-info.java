@@ -1,0 +1,3 @@
+module io.rdmachannel.nio {
+    requires io.rdmachannel.channel;
+}
