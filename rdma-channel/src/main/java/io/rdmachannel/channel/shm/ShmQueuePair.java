@@ -266,7 +266,10 @@ final class ShmQueuePair implements QueuePair {
                     timeout = values.timeout();
                     setSharedState(QueuePairState.READY_TO_SEND);
                 }
-                case ERROR -> enterErrorLocked();
+                case ERROR -> {
+                    moveToErrorLocked();
+                    progressLocked();
+                }
                 case RESET -> reset();
                 default -> throw new IllegalArgumentException("the shm provider does not support moving to "
                     + target);
@@ -723,7 +726,7 @@ final class ShmQueuePair implements QueuePair {
                 sendToPeer(peerToFail, ShmLink.WAKE_CQ, peerToFail.completionQueueId());
             }
         }
-        enterErrorLocked();
+        moveToErrorLocked();
         return DONE;
     }
 
@@ -767,19 +770,22 @@ final class ShmQueuePair implements QueuePair {
             if (closed) {
                 return;
             }
-            enterErrorLocked();
+            moveToErrorLocked();
+            progressLocked();
         } finally {
             sendLock.unlock();
         }
         notifyCompletionQueues();
     }
 
-    private void enterErrorLocked() {
+    /**
+     * Set ERROR and close the receive queue; the caller flushes the send queue (the progress loop does).
+     */
+    private void moveToErrorLocked() {
         if (sharedState() != QueuePairBlockDescriptor.STATE_DESTROYED) {
             setSharedState(QueuePairState.ERROR);
         }
         handleErrorLocked();
-        progressLocked();
     }
 
     private void handleErrorLocked() {
