@@ -68,6 +68,7 @@ final class ShmQueuePair implements QueuePair {
     private long sendExecuted;
     private int retryAttempts;
     private boolean errorHandled;
+    private boolean retryScheduled;
     private long closedHead = NO_POSITION;
     private int retryCount = 7;
     private int rnrRetry = QueuePairAttributes.RNR_RETRY_INFINITE;
@@ -353,6 +354,7 @@ final class ShmQueuePair implements QueuePair {
         errorHandled = false;
         closedHead = NO_POSITION;
         peerGone = false;
+        retryScheduled = false;
         device.agent().cancelRetry(this);
         setSharedState(QueuePairState.RESET);
     }
@@ -500,13 +502,17 @@ final class ShmQueuePair implements QueuePair {
                 handleErrorLocked();
                 complete(request, sendExecuted, CompletionStatus.WORK_REQUEST_FLUSHED, 0, true);
             } else if (execute(request, slotIndex, sendExecuted) == RETRY) {
+                retryScheduled = true;
                 device.agent().scheduleRetry(this);
                 return;
             }
             sendExecuted++;
             retryAttempts = 0;
         }
-        device.agent().cancelRetry(this);
+        if (retryScheduled) {
+            retryScheduled = false;
+            device.agent().cancelRetry(this);
+        }
     }
 
     long retryDeadlineNanos() {
