@@ -5,6 +5,8 @@ module io.rdmachannel.channel {
     requires org.agrona;
 
     exports io.rdmachannel.channel.spi;
+    // The stream engine's seam, for the NIO face only.
+    exports io.rdmachannel.channel.stream to io.rdmachannel.nio;
 
     uses io.rdmachannel.channel.spi.RdmaProvider;
 

@@ -1,0 +1,136 @@
+package io.rdmachannel.channel.stream;
+
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * An established byte stream. All calls are non-blocking. At most one thread reads and one thread writes at a
+ * time (the NIO face's read and write locks); {@link #readyOps()}, {@link #arm()} and the shutdown and close calls
+ * may come from any thread.
+ */
+public interface StreamConnection extends AutoCloseable {
+    /**
+     * Read into {@code dst} what has arrived.
+     *
+     * @param dst the buffer; heap or direct.
+     * @return the bytes read, 0 if none are available, -1 at end of stream (peer shut down its output or closed,
+     *     or this side shut down its input).
+     * @throws java.net.SocketException "Connection reset" once the connection failed (sticky).
+     */
+    int read(ByteBuffer dst) throws IOException;
+
+    /**
+     * Scattering read; fills the buffers in order.
+     *
+     * @param dsts the buffers.
+     * @param offset the first buffer.
+     * @param length the number of buffers.
+     * @return as {@link #read(ByteBuffer)}.
+     * @throws IOException as {@link #read(ByteBuffer)}.
+     */
+    long read(ByteBuffer[] dsts, int offset, int length) throws IOException;
+
+    /**
+     * Write as much of {@code src} as flow control allows now.
+     *
+     * @param src the bytes; heap or direct.
+     * @return the bytes taken (they will be delivered unless the connection fails), 0 if none can be taken now.
+     * @throws java.nio.channels.ClosedChannelException after {@link #shutdownOutput()}.
+     * @throws java.net.SocketException "Broken pipe" after the peer closed, or "Connection reset" after a failure.
+     */
+    int write(ByteBuffer src) throws IOException;
+
+    /**
+     * Gathering write; drains the buffers in order.
+     *
+     * @param srcs the buffers.
+     * @param offset the first buffer.
+     * @param length the number of buffers.
+     * @return as {@link #write(ByteBuffer)}.
+     * @throws IOException as {@link #write(ByteBuffer)}.
+     */
+    long write(ByteBuffer[] srcs, int offset, int length) throws IOException;
+
+    /**
+     * Process arrived events and report readiness: {@link StreamReadiness#READ} when a read would not return 0,
+     * {@link StreamReadiness#WRITE} when a write would take bytes or fail.
+     *
+     * @return ready bits.
+     */
+    int readyOps();
+
+    /**
+     * Call the observer once when {@link #readyOps()} may have changed (arms the completion queue).
+     */
+    void arm();
+
+    /**
+     * Wait for a completion by polling instead of parking, for up to the given time.
+     *
+     * @param nanos how long to spin.
+     * @return {@link #readyOps()} at the end.
+     */
+    int spin(long nanos);
+
+    /**
+     * End this side's output (a half-close); the peer reads end of stream after the bytes written so far.
+     * Idempotent.
+     *
+     * @throws IOException if the shutdown message cannot be sent.
+     */
+    void shutdownOutput() throws IOException;
+
+    /**
+     * End this side's input: reads return -1, arriving bytes are discarded. Idempotent.
+     */
+    void shutdownInput();
+
+    /**
+     * Whether {@link #shutdownOutput()} was called.
+     *
+     * @return true after a half-close of output.
+     */
+    boolean isOutputShutdown();
+
+    /**
+     * Whether {@link #shutdownInput()} was called.
+     *
+     * @return true after a half-close of input.
+     */
+    boolean isInputShutdown();
+
+    /**
+     * The local address.
+     *
+     * @return the address.
+     */
+    SocketAddress localAddress();
+
+    /**
+     * The peer's address; equals the address the connector was given.
+     *
+     * @return the address.
+     */
+    SocketAddress remoteAddress();
+
+    /**
+     * A one-line dump of the connection's protocol state (positions, credits, queue-pair state, last completion
+     * status) for diagnostics.
+     *
+     * @return the state.
+     */
+    String describe();
+
+    /**
+     * Close gracefully: bytes already taken are delivered, then the peer reads end of stream. Releases every
+     * resource. Idempotent.
+     */
+    @Override
+    void close();
+
+    /**
+     * Close abortively (SO_LINGER 0): the peer sees a reset. Releases every resource. Idempotent.
+     */
+    void abort();
+}

@@ -1,0 +1,218 @@
+package io.rdmachannel.channel.stream;
+
+/**
+ * Per-connection settings (what {@code SocketOption}s of the NIO face set). Fluent, mutable, copied by the
+ * transport. Sizes follow rsockets' defaults.
+ */
+public final class StreamOptions {
+    /** Default receive ring size in bytes (rsockets' {@code mem_default}). */
+    public static final int RECEIVE_BUFFER_DEFAULT = 128 * 1024;
+    /** Default send staging ring size in bytes (rsockets' {@code wmem_default}). */
+    public static final int SEND_BUFFER_DEFAULT = 128 * 1024;
+    /** Default send and receive queue depth. */
+    public static final int QUEUE_SIZE_DEFAULT = 384;
+    /** Default inline threshold in bytes. */
+    public static final int INLINE_DEFAULT = 64;
+    /** Smallest ring size accepted. */
+    public static final int MIN_BUFFER = 4096;
+    /** Largest ring size accepted. */
+    public static final int MAX_BUFFER = 1 << 30;
+    /** Smallest queue depth (rsockets' {@code RS_QP_MIN_SIZE}). */
+    public static final int MIN_QUEUE_SIZE = 16;
+    /** Largest queue depth (rsockets' {@code RS_QP_MAX_SIZE}). */
+    public static final int MAX_QUEUE_SIZE = 0xFFFE;
+
+    private int receiveBufferSize = RECEIVE_BUFFER_DEFAULT;
+    private int sendBufferSize = SEND_BUFFER_DEFAULT;
+    private int sendQueueSize = QUEUE_SIZE_DEFAULT;
+    private int receiveQueueSize = QUEUE_SIZE_DEFAULT;
+    private int inlineSize = INLINE_DEFAULT;
+    private long busyPollNanos;
+    private boolean keepAlive;
+
+    /**
+     * The defaults.
+     */
+    public StreamOptions() {
+        // defaults are in the field initialisers
+    }
+
+    /**
+     * A copy.
+     *
+     * @return a new instance with the same values.
+     */
+    public StreamOptions copy() {
+        final StreamOptions copy = new StreamOptions();
+        copy.receiveBufferSize = receiveBufferSize;
+        copy.sendBufferSize = sendBufferSize;
+        copy.sendQueueSize = sendQueueSize;
+        copy.receiveQueueSize = receiveQueueSize;
+        copy.inlineSize = inlineSize;
+        copy.busyPollNanos = busyPollNanos;
+        copy.keepAlive = keepAlive;
+        return copy;
+    }
+
+    /**
+     * Set the receive ring size (SO_RCVBUF); effective before the connection exists.
+     *
+     * @param bytes in [{@link #MIN_BUFFER}, {@link #MAX_BUFFER}]; rounded up to a power of two.
+     * @return this.
+     */
+    public StreamOptions receiveBufferSize(final int bytes) {
+        this.receiveBufferSize = powerOfTwo("receiveBufferSize", bytes);
+        return this;
+    }
+
+    /**
+     * Set the send staging ring size (SO_SNDBUF); effective before the connection exists.
+     *
+     * @param bytes in [{@link #MIN_BUFFER}, {@link #MAX_BUFFER}]; rounded up to a power of two.
+     * @return this.
+     */
+    public StreamOptions sendBufferSize(final int bytes) {
+        this.sendBufferSize = powerOfTwo("sendBufferSize", bytes);
+        return this;
+    }
+
+    /**
+     * Set the send queue depth.
+     *
+     * @param size in [{@link #MIN_QUEUE_SIZE}, {@link #MAX_QUEUE_SIZE}].
+     * @return this.
+     */
+    public StreamOptions sendQueueSize(final int size) {
+        this.sendQueueSize = range("sendQueueSize", size, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE);
+        return this;
+    }
+
+    /**
+     * Set the receive queue depth, which is also the message credit granted to the peer.
+     *
+     * @param size in [{@link #MIN_QUEUE_SIZE}, {@link #MAX_QUEUE_SIZE}].
+     * @return this.
+     */
+    public StreamOptions receiveQueueSize(final int size) {
+        this.receiveQueueSize = range("receiveQueueSize", size, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE);
+        return this;
+    }
+
+    /**
+     * Set the inline threshold: writes up to this size are posted inline.
+     *
+     * @param bytes in [0, 1024].
+     * @return this.
+     */
+    public StreamOptions inlineSize(final int bytes) {
+        this.inlineSize = range("inlineSize", bytes, 0, 1024);
+        return this;
+    }
+
+    /**
+     * Set how long a blocking read or write polls for completions before it parks; 0 parks at once.
+     *
+     * @param nanos at least 0.
+     * @return this.
+     */
+    public StreamOptions busyPollNanos(final long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("busyPollNanos must be at least 0: busyPollNanos=" + nanos);
+        }
+        this.busyPollNanos = nanos;
+        return this;
+    }
+
+    /**
+     * Set whether an idle connection is probed so a dead peer is noticed (SO_KEEPALIVE).
+     *
+     * @param enabled the setting.
+     * @return this.
+     */
+    public StreamOptions keepAlive(final boolean enabled) {
+        this.keepAlive = enabled;
+        return this;
+    }
+
+    /**
+     * The receive ring size.
+     *
+     * @return bytes.
+     */
+    public int receiveBufferSize() {
+        return receiveBufferSize;
+    }
+
+    /**
+     * The send ring size.
+     *
+     * @return bytes.
+     */
+    public int sendBufferSize() {
+        return sendBufferSize;
+    }
+
+    /**
+     * The send queue depth.
+     *
+     * @return work requests.
+     */
+    public int sendQueueSize() {
+        return sendQueueSize;
+    }
+
+    /**
+     * The receive queue depth.
+     *
+     * @return work requests.
+     */
+    public int receiveQueueSize() {
+        return receiveQueueSize;
+    }
+
+    /**
+     * The inline threshold.
+     *
+     * @return bytes.
+     */
+    public int inlineSize() {
+        return inlineSize;
+    }
+
+    /**
+     * The busy-poll time.
+     *
+     * @return nanoseconds.
+     */
+    public long busyPollNanos() {
+        return busyPollNanos;
+    }
+
+    /**
+     * The keep-alive setting.
+     *
+     * @return whether enabled.
+     */
+    public boolean keepAlive() {
+        return keepAlive;
+    }
+
+    private static int powerOfTwo(final String name, final int bytes) {
+        range(name, bytes, MIN_BUFFER, MAX_BUFFER);
+        return bytes == Integer.highestOneBit(bytes) ? bytes : Integer.highestOneBit(bytes) << 1;
+    }
+
+    private static int range(final String name, final int value, final int min, final int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "]: " + name + "=" + value);
+        }
+        return value;
+    }
+
+    @Override
+    public String toString() {
+        return "StreamOptions{receiveBufferSize=" + receiveBufferSize + ", sendBufferSize=" + sendBufferSize
+            + ", sendQueueSize=" + sendQueueSize + ", receiveQueueSize=" + receiveQueueSize
+            + ", inlineSize=" + inlineSize + ", busyPollNanos=" + busyPollNanos + ", keepAlive=" + keepAlive + '}';
+    }
+}
