@@ -1,3 +1,5 @@
+// "module": the qualified export names io.rdmachannel.nio, which is not on this module's compile path.
+@SuppressWarnings("module")
 module io.rdmachannel.channel {
     // Plain requires: no exported API type mentions an SLF4J type.
     requires org.slf4j;
