@@ -7,6 +7,7 @@ module io.rdmachannel.channel {
     requires org.agrona;
 
     exports io.rdmachannel.channel.spi;
+    exports io.rdmachannel.channel.cm;
     // The stream engine's seam, for the NIO face only.
     exports io.rdmachannel.channel.stream to io.rdmachannel.nio;
 

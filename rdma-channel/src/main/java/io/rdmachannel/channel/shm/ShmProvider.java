@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.shm;
 
+import io.rdmachannel.channel.cm.ConnectionManager;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 
@@ -62,6 +63,26 @@ public final class ShmProvider implements RdmaProvider {
                 + DEVICE_NAME);
         }
         return ShmDevice.open(this, ShmConfiguration.fromSystemProperties());
+    }
+
+    @Override
+    public List<String> connectionManagerNames() {
+        return List.of(ShmConnectionManager.NAME);
+    }
+
+    @Override
+    public ConnectionManager openConnectionManager(final String name) throws IOException {
+        if (name != null && !ShmConnectionManager.NAME.equals(name)) {
+            throw new IllegalArgumentException("the shm provider has no connection manager named '" + name
+                + "'; it offers " + ShmConnectionManager.NAME);
+        }
+        final ShmDevice device = (ShmDevice) openDevice(null);
+        try {
+            return new ShmConnectionManager(device, ShmConfiguration.fromSystemProperties());
+        } catch (final IOException | RuntimeException ex) {
+            device.close();
+            throw ex;
+        }
     }
 
     @Override

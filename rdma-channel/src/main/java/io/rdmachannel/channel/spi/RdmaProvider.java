@@ -1,5 +1,7 @@
 package io.rdmachannel.channel.spi;
 
+import io.rdmachannel.channel.cm.ConnectionManager;
+
 import java.io.IOException;
 import java.util.List;
 
@@ -61,4 +63,21 @@ public interface RdmaProvider {
      * @throws IllegalArgumentException if no device has that name.
      */
     RdmaDevice openDevice(String name) throws IOException;
+
+    /**
+     * The connection managers this provider offers.
+     *
+     * @return their names, the default first.
+     */
+    List<String> connectionManagerNames();
+
+    /**
+     * Open a connection manager. It opens the devices it needs and closes them when it is closed.
+     *
+     * @param name a name from {@link #connectionManagerNames()}, or {@code null} for the default.
+     * @return the connection manager, owned by the caller.
+     * @throws IOException if it cannot start.
+     * @throws IllegalArgumentException if the provider has no connection manager of that name.
+     */
+    ConnectionManager openConnectionManager(String name) throws IOException;
 }

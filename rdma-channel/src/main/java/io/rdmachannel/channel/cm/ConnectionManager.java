@@ -1,0 +1,48 @@
+package io.rdmachannel.channel.cm;
+
+import java.io.IOException;
+import java.net.SocketAddress;
+
+/**
+ * Establishes reliable connections between queue pairs.
+ */
+public interface ConnectionManager extends AutoCloseable {
+    /**
+     * The implementation's name: {@code shm}, {@code rdma_cm} or {@code oob}.
+     *
+     * @return the name.
+     */
+    String name();
+
+    /**
+     * Listen for connection requests.
+     *
+     * @param local the address to bind; port 0 picks a free port.
+     * @param backlog the most requests being established at once; below 1 means 50.
+     * @param filter decides on each request before any resource is allocated.
+     * @param factory makes an endpoint for each request the filter lets through.
+     * @return the listener, owned by the caller.
+     * @throws java.net.BindException if the address is in use or not local.
+     * @throws IOException for other failures.
+     */
+    CmListener listen(SocketAddress local, int backlog, ConnectionRequestFilter filter, CmEndpointFactory factory)
+        throws IOException;
+
+    /**
+     * Start connecting; the outcome is reported to the endpoint.
+     *
+     * @param remote the peer's address.
+     * @param local the address to bind, or {@code null}.
+     * @param endpoint the local side.
+     * @return a handle to cancel the attempt or disconnect the connection.
+     * @throws java.nio.channels.UnsupportedAddressTypeException for an address type this CM cannot use.
+     * @throws IOException if the attempt cannot start.
+     */
+    CmConnection connect(SocketAddress remote, SocketAddress local, CmEndpoint endpoint) throws IOException;
+
+    /**
+     * Stop the CM: listeners close, attempts in progress fail.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,677 @@
+package io.rdmachannel.channel.shm;
+
+import io.rdmachannel.channel.cm.CmConnection;
+import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.cm.CmEndpointFactory;
+import io.rdmachannel.channel.cm.CmListener;
+import io.rdmachannel.channel.cm.ConnectionManager;
+import io.rdmachannel.channel.cm.ConnectionRequestFilter;
+import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.SocketTimeoutException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shared-memory provider's connection manager: the rendezvous of the host-local fabric. A listener is a
+ * Unix-domain socket named by its address under {@code <dir>/ports}; connecting opens a socket to it and runs a
+ * three-way handshake (REQ with the requester's GID, QP number and private data; REP or REJ; RTU) on one event
+ * thread, like librdmacm's event channel. The socket closes once the connection is established: the queue pairs'
+ * own link then carries wake-ups and tells each side when the other is gone.
+ *
+ * <pre>
+ *  frame: length u32 (of what follows), magic u32 "RDCM", type u8, then by type (big-endian):
+ *   REQ 1: version u8, gid[16], qpn u32, psn u32, source address (len u8 + bytes, port u16),
+ *          target address (len u8 + bytes), private data (len u16 + bytes)
+ *   REP 2: gid[16], qpn u32, psn u32, private data (len u16 + bytes)
+ *   REJ 3: reason u8, private data (len u16 + bytes)
+ *   RTU 4: nothing
+ * </pre>
+ */
+final class ShmConnectionManager implements ConnectionManager {
+    static final String NAME = "shm";
+    /** How long a handshake may take, in milliseconds. */
+    static final String CONNECT_TIMEOUT_PROP_NAME = "rdmachannel.shm.connectTimeoutMillis";
+    /** Default for {@link #CONNECT_TIMEOUT_PROP_NAME}. */
+    static final long CONNECT_TIMEOUT_DEFAULT = 10_000;
+
+    private static final Logger LOG = LoggerFactory.getLogger(ShmConnectionManager.class);
+    private static final int MAGIC = 0x5244434d;
+    private static final int VERSION = 1;
+    private static final int REQ = 1;
+    private static final int REP = 2;
+    private static final int REJ = 3;
+    private static final int RTU = 4;
+    private static final int MAX_FRAME = 4096;
+    private static final int MAX_PRIVATE_DATA = 1024;
+    private static final int EPHEMERAL_LOW = 32768;
+    private static final int EPHEMERAL_HIGH = 61000;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final ShmDevice device;
+    private final Path ports;
+    private final long connectTimeoutNanos;
+    private final Selector selector;
+    private final Thread thread;
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final List<Handshake> handshakes = new ArrayList<>();
+    private volatile boolean running = true;
+
+    ShmConnectionManager(final ShmDevice device, final ShmConfiguration configuration) throws IOException {
+        this.device = device;
+        this.ports = configuration.directory().resolve("ports");
+        Files.createDirectories(ports);
+        this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(
+            Long.getLong(CONNECT_TIMEOUT_PROP_NAME, CONNECT_TIMEOUT_DEFAULT));
+        this.selector = Selector.open();
+        this.thread = Thread.ofPlatform().daemon().name("rdmachannel-shm-cm-" + device.gidHex().substring(0, 8))
+            .start(this::run);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    // ----- listening -----
+
+    @Override
+    public CmListener listen(final SocketAddress local, final int backlog, final ConnectionRequestFilter filter,
+        final CmEndpointFactory factory) throws IOException {
+        final InetSocketAddress address = inet(local);
+        final InetAddress host = address.getAddress();
+        final ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        try {
+            int port = address.getPort();
+            final boolean ephemeral = port == 0;
+            for (int attempt = 0; ; attempt++) {
+                if (ephemeral) {
+                    port = EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW);
+                }
+                if (bindPort(server, host, port)) {
+                    break;
+                }
+                if (!ephemeral || attempt > 1000) {
+                    throw new BindException("Address already in use");
+                }
+            }
+            server.configureBlocking(false);
+            final ShmListener listener = new ShmListener(server, new InetSocketAddress(host, port),
+                portPath(host, port), backlog < 1 ? 50 : backlog, filter, factory);
+            execute(() -> listener.register());
+            return listener;
+        } catch (final IOException | RuntimeException ex) {
+            server.close();
+            throw ex;
+        }
+    }
+
+    private boolean bindPort(final ServerSocketChannel server, final InetAddress host, final int port)
+        throws IOException {
+        final Path path = portPath(host, port);
+        if (Files.exists(path) && !isStale(path)) {
+            return false;
+        }
+        Files.deleteIfExists(path);
+        try {
+            server.bind(UnixDomainSocketAddress.of(path));
+            return true;
+        } catch (final BindException ex) {
+            return false;
+        }
+    }
+
+    private static boolean isStale(final Path path) {
+        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            probe.connect(UnixDomainSocketAddress.of(path));
+            return false;
+        } catch (final IOException ex) {
+            return true;
+        }
+    }
+
+    private Path portPath(final InetAddress host, final int port) {
+        return ports.resolve(hostKey(host) + "_" + port);
+    }
+
+    private static String hostKey(final InetAddress host) {
+        return host.isAnyLocalAddress() ? "any" : host.getHostAddress().replace('%', '-');
+    }
+
+    private static InetSocketAddress inet(final SocketAddress address) {
+        if (!(address instanceof InetSocketAddress inet)) {
+            throw new UnsupportedAddressTypeException();
+        }
+        if (inet.isUnresolved()) {
+            throw new UnresolvedAddressException();
+        }
+        return inet;
+    }
+
+    // ----- connecting -----
+
+    @Override
+    public CmConnection connect(final SocketAddress remote, final SocketAddress local, final CmEndpoint endpoint)
+        throws IOException {
+        final InetSocketAddress target = inet(remote);
+        final InetAddress targetHost = target.getAddress().isAnyLocalAddress()
+            ? InetAddress.getLoopbackAddress() : target.getAddress();
+        final InetSocketAddress source;
+        if (local != null && inet(local).getPort() != 0) {
+            source = inet(local);
+        } else {
+            final InetAddress sourceHost = local != null && !inet(local).getAddress().isAnyLocalAddress()
+                ? inet(local).getAddress() : targetHost;
+            source = new InetSocketAddress(sourceHost,
+                EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW));
+        }
+        final Handshake handshake = new Handshake(null, endpoint, source, new InetSocketAddress(targetHost,
+            target.getPort()));
+        execute(() -> handshake.start(target.getPort()));
+        return handshake;
+    }
+
+    // ----- the event thread -----
+
+    private void execute(final Runnable task) {
+        tasks.add(task);
+        selector.wakeup();
+    }
+
+    private void run() {
+        try {
+            while (running) {
+                selector.select(this::onSelected, 100);
+                Runnable task;
+                while ((task = tasks.poll()) != null) {
+                    task.run();
+                }
+                expireHandshakes();
+            }
+        } catch (final IOException | ClosedSelectorException ex) {
+            if (running) {
+                LOG.error("shm connection manager failed", ex);
+            }
+        } finally {
+            for (final Handshake handshake : List.copyOf(handshakes)) {
+                handshake.fail(new IOException("the shm connection manager is closed"), RejectReason.CLOSING);
+            }
+            for (final SelectionKey key : selector.keys()) {
+                if (key.attachment() instanceof ShmListener listener) {
+                    listener.close();
+                }
+            }
+        }
+    }
+
+    private void onSelected(final SelectionKey key) {
+        if (key.attachment() instanceof ShmListener listener) {
+            listener.onAcceptable();
+        } else if (key.attachment() instanceof Handshake handshake) {
+            handshake.onReady(key);
+        }
+    }
+
+    private void expireHandshakes() {
+        final long now = System.nanoTime();
+        for (final Handshake handshake : List.copyOf(handshakes)) {
+            if (now - handshake.deadline > 0) {
+                handshake.fail(new SocketTimeoutException("Connect timed out"), null);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        selector.wakeup();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+            selector.close();
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        } catch (final IOException ex) {
+            LOG.debug("closing the shm connection manager", ex);
+        }
+        device.close();
+    }
+
+    // ----- listener -----
+
+    private final class ShmListener implements CmListener {
+        private final ServerSocketChannel server;
+        private final InetSocketAddress localAddress;
+        private final Path path;
+        private final int backlog;
+        private final ConnectionRequestFilter filter;
+        private final CmEndpointFactory factory;
+        private int inProgress;
+        private volatile boolean closed;
+
+        ShmListener(final ServerSocketChannel server, final InetSocketAddress localAddress, final Path path,
+            final int backlog, final ConnectionRequestFilter filter, final CmEndpointFactory factory) {
+            this.server = server;
+            this.localAddress = localAddress;
+            this.path = path;
+            this.backlog = backlog;
+            this.filter = filter;
+            this.factory = factory;
+        }
+
+        void register() {
+            try {
+                server.register(selector, SelectionKey.OP_ACCEPT, this);
+            } catch (final IOException ex) {
+                LOG.warn("cannot serve shm listener {}", localAddress, ex);
+                close();
+            }
+        }
+
+        void onAcceptable() {
+            try {
+                SocketChannel channel;
+                while ((channel = server.accept()) != null) {
+                    channel.configureBlocking(false);
+                    final Handshake handshake = new Handshake(this, null, null, null);
+                    handshake.attach(channel, SelectionKey.OP_READ);
+                }
+            } catch (final IOException ex) {
+                LOG.debug("accept on shm listener {} failed", localAddress, ex);
+            }
+        }
+
+        @Override
+        public SocketAddress localAddress() {
+            return localAddress;
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                server.close();
+                Files.deleteIfExists(path);
+            } catch (final IOException ex) {
+                LOG.debug("closing shm listener {}", localAddress, ex);
+            }
+        }
+    }
+
+    // ----- one handshake, active or passive -----
+
+    private final class Handshake implements CmConnection {
+        private final ShmListener listener;
+        private final ByteBuffer in = ByteBuffer.allocate(MAX_FRAME);
+        private final long deadline = System.nanoTime() + connectTimeoutNanos;
+        private final int psn = RANDOM.nextInt(1 << 24);
+        private CmEndpoint endpoint;
+        private InetSocketAddress source;
+        private InetSocketAddress target;
+        private SocketChannel channel;
+        private SelectionKey key;
+        private QueuePair queuePair;
+        private ByteBuffer pendingOut;
+        private ByteBuffer peerPrivateData;
+        private boolean bound;
+        private boolean done;
+
+        Handshake(final ShmListener listener, final CmEndpoint endpoint, final InetSocketAddress source,
+            final InetSocketAddress target) {
+            this.listener = listener;
+            this.endpoint = endpoint;
+            this.source = source;
+            this.target = target;
+        }
+
+        void attach(final SocketChannel socket, final int ops) throws IOException {
+            this.channel = socket;
+            this.key = socket.register(selector, ops, this);
+            handshakes.add(this);
+            if (listener != null) {
+                listener.inProgress++;
+            }
+        }
+
+        /** Active side: find the listener and open the socket. */
+        void start(final int port) {
+            try {
+                Path path = portPath(target.getAddress(), port);
+                if (!Files.exists(path)) {
+                    path = portPath(InetAddress.getByAddress(new byte[target.getAddress().getAddress().length]),
+                        port);
+                }
+                final SocketChannel socket = SocketChannel.open(StandardProtocolFamily.UNIX);
+                socket.configureBlocking(false);
+                attach(socket, SelectionKey.OP_CONNECT);
+                if (socket.connect(UnixDomainSocketAddress.of(path))) {
+                    onConnected();
+                }
+            } catch (final IOException ex) {
+                fail(new ConnectException("Connection refused"), null);
+            }
+        }
+
+        void onReady(final SelectionKey ready) {
+            try {
+                if (ready.isConnectable()) {
+                    if (channel.finishConnect()) {
+                        onConnected();
+                    }
+                    return;
+                }
+                if (ready.isWritable()) {
+                    flush();
+                }
+                if (ready.isReadable()) {
+                    read();
+                }
+            } catch (final IOException | RuntimeException ex) {
+                fail(listener == null && queuePair == null ? new ConnectException("Connection refused")
+                    : new IOException("shm connection handshake failed: " + ex.getMessage(), ex), null);
+            }
+        }
+
+        private void onConnected() throws IOException {
+            key.interestOps(SelectionKey.OP_READ);
+            final CmEndpoint.QueuePairSetup setup = endpoint.prepare(device);
+            createQueuePair(setup);
+            bound = true;
+            final ByteBuffer privateData = endpoint.bind(queuePair, null);
+            final ByteBuffer frame = frame(REQ);
+            frame.put((byte) VERSION).put(device.gid()).putInt(queuePair.number()).putInt(psn);
+            putAddress(frame, source.getAddress());
+            frame.putShort((short) source.getPort());
+            putAddress(frame, target.getAddress());
+            putPrivateData(frame, privateData);
+            send(frame);
+        }
+
+        private void createQueuePair(final CmEndpoint.QueuePairSetup setup) throws IOException {
+            queuePair = setup.protectionDomain().createQueuePair(setup.attributes());
+            queuePair.modify(QueuePairState.INIT, new QueuePairAttributes().accessFlags(setup.accessFlags()));
+        }
+
+        private void read() throws IOException {
+            if (channel.read(in) < 0) {
+                throw new IOException("the peer closed the handshake socket");
+            }
+            in.flip();
+            while (!done && in.remaining() >= Integer.BYTES && in.remaining() >= Integer.BYTES + in.getInt(
+                in.position())) {
+                final int length = in.getInt();
+                if (length < 5 || length > MAX_FRAME - Integer.BYTES) {
+                    throw new IOException("malformed handshake frame: length=" + length);
+                }
+                final ByteBuffer message = in.slice(in.position(), length);
+                in.position(in.position() + length);
+                if (message.getInt() != MAGIC) {
+                    throw new IOException("not an shm connection manager peer (bad magic)");
+                }
+                onMessage(message.get(), message);
+            }
+            in.compact();
+        }
+
+        private void onMessage(final int type, final ByteBuffer message) throws IOException {
+            if (listener != null) {
+                switch (type) {
+                    case REQ -> onRequest(message);
+                    case RTU -> established();
+                    default -> throw new IOException("unexpected handshake message " + type + " at the listener");
+                }
+            } else {
+                switch (type) {
+                    case REP -> onReply(message);
+                    case REJ -> {
+                        final RejectReason reason = RejectReason.fromCode(message.get());
+                        fail(new ConnectException(reason.message()), null);
+                    }
+                    default -> throw new IOException("unexpected handshake message " + type + " at the connector");
+                }
+            }
+        }
+
+        /** Passive side: a request arrived. */
+        private void onRequest(final ByteBuffer message) throws IOException {
+            if (message.get() != VERSION) {
+                reject(RejectReason.UNSUPPORTED_PROTOCOL);
+                return;
+            }
+            final byte[] peerGid = new byte[16];
+            message.get(peerGid);
+            final int peerQueuePair = message.getInt();
+            final int peerPsn = message.getInt();
+            source = new InetSocketAddress(getAddress(message), Short.toUnsignedInt(message.getShort()));
+            target = new InetSocketAddress(getAddress(message), listener.localAddress.getPort());
+            peerPrivateData = getPrivateData(message);
+            if (listener.closed) {
+                reject(RejectReason.CLOSING);
+                return;
+            }
+            if (listener.inProgress > listener.backlog) {
+                reject(RejectReason.BACKLOG_FULL);
+                return;
+            }
+            final RejectReason refused = listener.filter.check(source, target, peerPrivateData.asReadOnlyBuffer());
+            if (refused != null) {
+                reject(refused);
+                return;
+            }
+            endpoint = listener.factory.newEndpoint(source);
+            try {
+                createQueuePair(endpoint.prepare(device));
+            } catch (final IOException | RuntimeException ex) {
+                reject(RejectReason.NO_RESOURCES);
+                throw ex;
+            }
+            bound = true;
+            final ByteBuffer privateData;
+            try {
+                privateData = endpoint.bind(queuePair, peerPrivateData.asReadOnlyBuffer());
+            } catch (final IOException ex) {
+                reject(RejectReason.UNSUPPORTED_PROTOCOL);
+                throw ex;
+            }
+            moveToReadyToSend(peerGid, peerQueuePair, peerPsn);
+            final ByteBuffer frame = frame(REP);
+            frame.put(device.gid()).putInt(queuePair.number()).putInt(psn);
+            putPrivateData(frame, privateData);
+            send(frame);
+        }
+
+        /** Active side: the listener accepted. */
+        private void onReply(final ByteBuffer message) throws IOException {
+            final byte[] peerGid = new byte[16];
+            message.get(peerGid);
+            final int peerQueuePair = message.getInt();
+            final int peerPsn = message.getInt();
+            peerPrivateData = getPrivateData(message);
+            moveToReadyToSend(peerGid, peerQueuePair, peerPsn);
+            send(frame(RTU));
+            established();
+        }
+
+        private void moveToReadyToSend(final byte[] peerGid, final int peerQueuePair, final int peerPsn)
+            throws IOException {
+            queuePair.modify(QueuePairState.READY_TO_RECEIVE, new QueuePairAttributes().remoteGid(peerGid)
+                .remoteQueuePairNumber(peerQueuePair).receivePacketSequenceNumber(peerPsn));
+            queuePair.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn));
+        }
+
+        private void established() {
+            finish();
+            try {
+                if (listener != null) {
+                    endpoint.established(peerPrivateData.asReadOnlyBuffer(), target, source);
+                } else {
+                    endpoint.established(peerPrivateData.asReadOnlyBuffer(), source, target);
+                }
+            } catch (final IOException ex) {
+                endpoint.failed(ex);
+            } catch (final RuntimeException ex) {
+                endpoint.failed(new IOException("the endpoint refused the connection: " + ex, ex));
+            }
+        }
+
+        private void reject(final RejectReason reason) throws IOException {
+            final ByteBuffer frame = frame(REJ);
+            frame.put((byte) reason.code());
+            putPrivateData(frame, null);
+            send(frame);
+            LOG.debug("shm listener {} rejected {}: {}", listener.localAddress, source, reason);
+            fail(null, null);
+        }
+
+        private ByteBuffer frame(final int type) {
+            return ByteBuffer.allocate(MAX_FRAME).putInt(0).putInt(MAGIC).put((byte) type);
+        }
+
+        private void send(final ByteBuffer frame) throws IOException {
+            frame.putInt(0, frame.position() - Integer.BYTES).flip();
+            channel.write(frame);
+            if (frame.hasRemaining()) {
+                pendingOut = frame;
+                key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
+            }
+        }
+
+        private void flush() throws IOException {
+            if (pendingOut != null) {
+                channel.write(pendingOut);
+                if (!pendingOut.hasRemaining()) {
+                    pendingOut = null;
+                    key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
+                }
+            }
+        }
+
+        /** The handshake is over; the endpoint owns the queue pair. */
+        private void finish() {
+            if (done) {
+                return;
+            }
+            done = true;
+            handshakes.remove(this);
+            if (listener != null) {
+                listener.inProgress--;
+            }
+            if (pendingOut == null) {
+                closeChannel();
+            } else {
+                // let the last frame leave first; close when written or on the next failure
+                execute(this::closeChannel);
+            }
+        }
+
+        private void closeChannel() {
+            try {
+                if (channel != null) {
+                    channel.close();
+                }
+            } catch (final IOException ignore) {
+                // nothing more to release
+            }
+        }
+
+        /**
+         * End the handshake unsuccessfully; tell the endpoint if it exists.
+         */
+        void fail(final IOException cause, final RejectReason reason) {
+            if (done) {
+                return;
+            }
+            if (reason != null && listener != null && channel != null && endpoint == null) {
+                try {
+                    reject(reason);
+                } catch (final IOException ignore) {
+                    // the peer is gone anyway
+                }
+                return;
+            }
+            finish();
+            closeChannel();
+            if (!bound && queuePair != null) {
+                queuePair.close();
+            }
+            if (endpoint != null) {
+                endpoint.failed(cause != null ? cause : new ConnectException("Connection refused"));
+            }
+        }
+
+        @Override
+        public void close() {
+            execute(() -> fail(new IOException("connection attempt cancelled"), null));
+        }
+    }
+
+    private static void putAddress(final ByteBuffer frame, final InetAddress address) {
+        final byte[] bytes = address.getAddress();
+        frame.put((byte) bytes.length).put(bytes);
+    }
+
+    private static InetAddress getAddress(final ByteBuffer message) throws IOException {
+        final int length = Byte.toUnsignedInt(message.get());
+        if (length != 4 && length != 16) {
+            throw new IOException("malformed address in handshake: length=" + length);
+        }
+        final byte[] bytes = new byte[length];
+        message.get(bytes);
+        return InetAddress.getByAddress(bytes);
+    }
+
+    private static void putPrivateData(final ByteBuffer frame, final ByteBuffer privateData) {
+        if (privateData == null) {
+            frame.putShort((short) 0);
+            return;
+        }
+        final ByteBuffer data = privateData.duplicate();
+        if (data.remaining() > MAX_PRIVATE_DATA) {
+            throw new IllegalArgumentException("private data too long: length=" + data.remaining());
+        }
+        frame.putShort((short) data.remaining()).put(data);
+    }
+
+    private static ByteBuffer getPrivateData(final ByteBuffer message) throws IOException {
+        final int length = Short.toUnsignedInt(message.getShort());
+        if (length > message.remaining()) {
+            throw new IOException("malformed private data in handshake: length=" + length);
+        }
+        final ByteBuffer data = ByteBuffer.allocate(length);
+        message.get(data.array());
+        return data;
+    }
+}

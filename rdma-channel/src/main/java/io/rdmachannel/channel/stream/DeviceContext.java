@@ -1,0 +1,119 @@
+package io.rdmachannel.channel.stream;
+
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.ReadinessSource;
+
+import java.io.IOException;
+import java.util.Arrays;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the stream engine keeps per device: one protection domain for its connections, one readiness source their
+ * completion queues signal, and a platform poller thread that waits on it and tells the connections. Blocked
+ * application threads (platform or virtual) park in Java and are woken from here, so none of them ever blocks in a
+ * native call.
+ */
+final class DeviceContext implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DeviceContext.class);
+
+    private final RdmaDevice device;
+    private final ProtectionDomain protectionDomain;
+    private final ReadinessSource readinessSource;
+    private final Thread poller;
+    private final ReadinessSource.ReadyHandler dispatch = this::dispatch;
+    private volatile RsocketConnection[] connections = new RsocketConnection[64];
+    private int[] freeTokens = new int[0];
+    private int freeCount;
+    private int nextToken;
+    private volatile boolean closed;
+
+    DeviceContext(final RdmaDevice device) throws IOException {
+        this.device = device;
+        this.protectionDomain = device.allocateProtectionDomain();
+        try {
+            this.readinessSource = device.createReadinessSource();
+        } catch (final IOException | RuntimeException ex) {
+            protectionDomain.close();
+            throw ex;
+        }
+        this.poller = Thread.ofPlatform().daemon().name("rdmachannel-poller-" + device.name()).start(this::run);
+    }
+
+    RdmaDevice device() {
+        return device;
+    }
+
+    ProtectionDomain protectionDomain() {
+        return protectionDomain;
+    }
+
+    ReadinessSource readinessSource() {
+        return readinessSource;
+    }
+
+    /**
+     * Register a connection; its completion queue is created with the returned token.
+     */
+    synchronized int register(final RsocketConnection connection) {
+        final int token;
+        if (freeCount > 0) {
+            token = freeTokens[--freeCount];
+        } else {
+            token = nextToken++;
+            if (token >= connections.length) {
+                connections = Arrays.copyOf(connections, connections.length * 2);
+            }
+        }
+        connections[token] = connection;
+        return token;
+    }
+
+    synchronized void unregister(final int token, final RsocketConnection connection) {
+        if (token >= 0 && token < connections.length && connections[token] == connection) {
+            connections[token] = null;
+            if (freeCount == freeTokens.length) {
+                freeTokens = Arrays.copyOf(freeTokens, Math.max(16, freeTokens.length * 2));
+            }
+            freeTokens[freeCount++] = token;
+        }
+    }
+
+    private void dispatch(final long token) {
+        final RsocketConnection[] current = connections;
+        if (token >= 0 && token < current.length) {
+            final RsocketConnection connection = current[(int) token];
+            if (connection != null) {
+                connection.onCompletionEvent();
+            }
+        }
+    }
+
+    private void run() {
+        while (!closed) {
+            try {
+                readinessSource.await(-1, dispatch);
+            } catch (final IOException | RuntimeException ex) {
+                if (!closed) {
+                    LOG.error("poller of device {} failed; blocked stream calls will not be woken", device.name(), ex);
+                }
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        readinessSource.wakeup();
+        try {
+            poller.join(5000);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        readinessSource.close();
+        protectionDomain.close();
+    }
+}

@@ -1,0 +1,985 @@
+package io.rdmachannel.channel.stream;
+
+import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionHandler;
+import io.rdmachannel.channel.spi.CompletionOpcode;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.DeviceCapability;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.SendFlags;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.WorkCompletion;
+import io.rdmachannel.channel.spi.WorkRequestOpcode;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * One rsockets stream connection over a queue pair: the protocol state machine of section 2 of the wire reference,
+ * running unchanged on every provider.
+ *
+ * <p>Sender: each write is cut into chunks that never cross the peer's current target region, copied into the
+ * send ring (or posted inline when small) and posted as RDMA WRITE WITH IMMEDIATE (op DATA, operand the length)
+ * into the region's next bytes, gated by message credits ({@code sseqNo != sseqComp}), free send slots and ring
+ * space. Receiver: DATA completions queue their lengths; reads copy from the receive ring in order; consumed
+ * messages and bytes are granted back with SGL messages (a new ring half, or credits only). Every value the peer
+ * sends is checked: a violation fails the connection with a {@link ProtocolException}, and nothing is ever written
+ * outside what the peer advertised.
+ *
+ * <p>One lock guards the protocol state; completions are processed by whichever thread reads, writes or asks for
+ * readiness, so the low-latency path has no thread hop. The device's poller thread only reports events.
+ */
+final class RsocketConnection implements StreamConnection, CmEndpoint {
+    static final int CONTROL_WINDOW = 4;
+    static final int TARGET_SGL_ENTRIES = 2;
+    static final int MAX_TRANSFER = 65536;
+    static final int START_TRANSFER = 2048;
+    static final int SEND_LOW_WATER = 2048;
+    static final int SPARE_RECEIVES = CONTROL_WINDOW;
+    static final int MAX_INLINE_STAGE = 1024;
+    static final long CLOSE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private static final int KIND_DATA = 1;
+    private static final int KIND_DATA_INLINE = 2;
+    private static final int KIND_CONTROL = 3;
+    private static final int PENDING_SHUTDOWN = 1;
+    private static final int PENDING_DISCONNECT = 2;
+
+    private static final int PHASE_PENDING = 0;
+    private static final int PHASE_ESTABLISHED = 1;
+    private static final int PHASE_FAILED = 2;
+    private static final int PHASE_CLOSED = 3;
+
+    private final RsocketTransport transport;
+    private final StreamOptions options;
+    private final RsocketListener listener;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final CompletionHandler completionHandler = this::onCompletion;
+    private final int sendQueueSize;
+    private final int receiveQueueSize;
+    private final int sendBufferSize;
+    private final int receiveBufferSize;
+    private final int half;
+    private volatile ReadinessObserver observer;
+    private volatile boolean armed;
+    private volatile int phase = PHASE_PENDING;
+    private volatile IOException failure;
+    private SocketAddress localAddress;
+    private SocketAddress remoteAddress;
+
+    // resources, released in reverse order by release()
+    private DeviceContext context;
+    private int token = -1;
+    private CompletionQueue completionQueue;
+    private Arena sendArena;
+    private MemoryRegion sendRegion;
+    private MemoryRegion receiveRegion;
+    private MemoryRegion targetRegion;
+    private QueuePair queuePair;
+    private SendWorkRequest send;
+    private ReceiveWorkRequest receive;
+    private ByteBuffer sendView;
+    private ByteBuffer receiveView;
+    private UnsafeBuffer targetView;
+    private UnsafeBuffer controlView;
+    private int inlineSize;
+
+    // peer
+    private PeerConnectionData peer;
+    private int remoteSge = 1;
+
+    // sender, guarded by lock
+    private int sendSequence;
+    private int sendLimit;
+    private int sendSlots;
+    private int sendBufferFree;
+    private int sendBufferHead;
+    private int controlSlots = CONTROL_WINDOW;
+    private int controlSequence;
+    private int pendingControl;
+    private boolean disconnectPosted;
+    private boolean disconnectCompleted;
+    private int targetSge;
+    private final long[] targetAddress = new long[TARGET_SGL_ENTRIES];
+    private final int[] targetKey = new int[TARGET_SGL_ENTRIES];
+    private final int[] targetLength = new int[TARGET_SGL_ENTRIES];
+
+    // receiver, guarded by lock
+    private int receiveSequence;
+    private int receiveThreshold;
+    private long receiveBufferFree;
+    private int receiveFreeOffset;
+    private int receiveOffset;
+    private long advertisedBytes;
+    private long receivedBytes;
+    private int[] messages;
+    private int messageHead;
+    private int messageCount;
+
+    // state, guarded by lock
+    private boolean connected;
+    private boolean outputShutdown;
+    private boolean inputShutdown;
+    private boolean peerShutdown;
+    private boolean peerDisconnected;
+    private boolean closing;
+    private IOException error;
+    private CompletionStatus lastStatus;
+
+    RsocketConnection(final RsocketTransport transport, final StreamOptions options, final RsocketListener listener) {
+        this.transport = transport;
+        this.options = options;
+        this.listener = listener;
+        this.sendQueueSize = options.sendQueueSize();
+        this.receiveQueueSize = options.receiveQueueSize();
+        this.sendBufferSize = options.sendBufferSize();
+        this.receiveBufferSize = options.receiveBufferSize();
+        this.half = receiveBufferSize / 2;
+    }
+
+    // ----- establishment (CM event thread) -----
+
+    @Override
+    public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
+        if (!device.attributes().has(DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE)) {
+            throw new IOException("device " + device.name() + " lacks RDMA WRITE WITH IMMEDIATE (iWARP); the stream's"
+                + " message mode for it is not implemented yet");
+        }
+        context = transport.context(device);
+        token = context.register(this);
+        try {
+            completionQueue = device.createCompletionQueue(sendQueueSize + receiveQueueSize + SPARE_RECEIVES,
+                context.readinessSource(), token);
+            inlineSize = Math.min(options.inlineSize(), device.attributes().maxInlineData());
+            sendArena = Arena.ofShared();
+            final MemorySegment sendMemory = sendArena.allocate(sendBufferSize + MAX_INLINE_STAGE
+                + CONTROL_WINDOW * SgeDescriptor.LENGTH, 4096);
+            sendRegion = context.protectionDomain().register(sendMemory, 0);
+            receiveRegion = context.protectionDomain().allocate(receiveBufferSize,
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            targetRegion = context.protectionDomain().allocate(TARGET_SGL_ENTRIES * SgeDescriptor.LENGTH,
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            sendView = sendMemory.asByteBuffer();
+            receiveView = receiveRegion.segment().asByteBuffer();
+            targetView = new UnsafeBuffer(targetRegion.segment().asByteBuffer());
+            controlView = new UnsafeBuffer(sendView, sendBufferSize + MAX_INLINE_STAGE,
+                CONTROL_WINDOW * SgeDescriptor.LENGTH);
+        } catch (final IOException | RuntimeException ex) {
+            release();
+            throw ex;
+        }
+        return new QueuePairSetup(context.protectionDomain(), new QueuePairInitAttributes()
+            .sendCompletionQueue(completionQueue).receiveCompletionQueue(completionQueue)
+            .maxSendWorkRequests(sendQueueSize).maxReceiveWorkRequests(receiveQueueSize + SPARE_RECEIVES)
+            .maxSendSge(2).maxReceiveSge(1).maxInlineData(inlineSize).signalAll(true), AccessFlags.REMOTE_WRITE);
+    }
+
+    @Override
+    public ByteBuffer bind(final QueuePair pair, final ByteBuffer peerPrivateData) throws IOException {
+        this.queuePair = pair;
+        inlineSize = Math.min(inlineSize, pair.maxInlineData());
+        send = pair.createSendWorkRequest();
+        receive = pair.createReceiveWorkRequest();
+        for (int i = 0; i < receiveQueueSize + SPARE_RECEIVES; i++) {
+            pair.postReceive(receive.reset().id(i));
+        }
+        if (peerPrivateData != null) {
+            peer = validate(peerPrivateData);
+        }
+        final ByteBuffer data = ByteBuffer.allocate(ConnectionDataDescriptor.LENGTH);
+        new ConnectionDataFlyweight().wrap(new UnsafeBuffer(data), 0)
+            .header(ConnectionDataDescriptor.localFlags(ByteOrder.nativeOrder()), receiveQueueSize)
+            .iomapEntries(0)
+            .targetSgl(targetRegion.address(), targetRegion.remoteKey(), TARGET_SGL_ENTRIES)
+            .dataBuffer(receiveRegion.address(), receiveRegion.remoteKey(), half);
+        return data;
+    }
+
+    private static PeerConnectionData validate(final ByteBuffer privateData) throws ProtocolException {
+        final ByteBuffer copy = ByteBuffer.allocate(privateData.remaining()).put(privateData.duplicate()).flip();
+        return new ConnectionDataValidator().validate(new UnsafeBuffer(copy), ConnectionDataDescriptor
+            .PRIVATE_DATA_OFFSET, copy.remaining());
+    }
+
+    @Override
+    public void established(final ByteBuffer peerPrivateData, final SocketAddress local, final SocketAddress remote)
+        throws IOException {
+        lock.lock();
+        try {
+            if (peer == null) {
+                peer = validate(peerPrivateData);
+            }
+            localAddress = local;
+            remoteAddress = remote;
+            sendLimit = peer.credits() & CreditSequence.MASK;
+            sendSlots = sendQueueSize - CONTROL_WINDOW;
+            sendBufferFree = sendBufferSize;
+            targetAddress[0] = peer.dataBufferAddress();
+            targetKey[0] = peer.dataBufferKey();
+            targetLength[0] = peer.dataBufferLength();
+            receiveThreshold = receiveQueueSize / 2;
+            receiveBufferFree = half;
+            receiveFreeOffset = half;
+            advertisedBytes = half;
+            messages = new int[receiveQueueSize + 1];
+            connected = true;
+            giveCredits();
+        } finally {
+            lock.unlock();
+        }
+        phase = PHASE_ESTABLISHED;
+        if (listener != null) {
+            listener.onEstablished(this);
+        }
+        notifyObserver();
+    }
+
+    @Override
+    public void failed(final IOException cause) {
+        failure = cause;
+        phase = PHASE_FAILED;
+        lock.lock();
+        try {
+            release();
+        } finally {
+            lock.unlock();
+        }
+        if (listener != null) {
+            listener.onFailed(this);
+        }
+        notifyObserver();
+    }
+
+    int phase() {
+        return phase;
+    }
+
+    boolean isEstablished() {
+        return phase == PHASE_ESTABLISHED;
+    }
+
+    boolean isFailed() {
+        return phase == PHASE_FAILED;
+    }
+
+    IOException failure() {
+        return failure;
+    }
+
+    // ----- readiness -----
+
+    @Override
+    public void observer(final ReadinessObserver newObserver) {
+        this.observer = newObserver;
+    }
+
+    @Override
+    public void arm() {
+        armed = true;
+        final CompletionQueue queue = completionQueue;
+        if (queue != null && phase == PHASE_ESTABLISHED) {
+            try {
+                queue.requestNotification();
+            } catch (final IllegalStateException ex) {
+                notifyObserver();
+            }
+        } else if (phase != PHASE_PENDING) {
+            notifyObserver();
+        }
+    }
+
+    /**
+     * The device's poller saw this connection's completion queue signal.
+     */
+    void onCompletionEvent() {
+        notifyObserver();
+    }
+
+    private void notifyObserver() {
+        if (armed) {
+            armed = false;
+            final ReadinessObserver current = observer;
+            if (current != null) {
+                current.onReadiness();
+            }
+        }
+    }
+
+    @Override
+    public int readyOps() {
+        lock.lock();
+        try {
+            if (phase != PHASE_ESTABLISHED) {
+                return StreamReadiness.READ | StreamReadiness.WRITE;
+            }
+            pollCompletions();
+            int ops = 0;
+            if (messageCount > 0 || inputShutdown || peerShutdown || peerDisconnected || error != null) {
+                ops |= StreamReadiness.READ;
+            }
+            if (canSend() || outputShutdown || peerDisconnected || error != null) {
+                ops |= StreamReadiness.WRITE;
+            }
+            return ops;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int spin(final long nanos) {
+        final long deadline = System.nanoTime() + nanos;
+        int ops;
+        do {
+            ops = readyOps();
+            if (ops != 0) {
+                return ops;
+            }
+            Thread.onSpinWait();
+        } while (System.nanoTime() - deadline < 0);
+        return ops;
+    }
+
+    // ----- completions -----
+
+    private void pollCompletions() {
+        if (completionQueue == null) {
+            return;
+        }
+        while (completionQueue.poll(completionHandler, 32) > 0) {
+            // each completion was handled by onCompletion
+        }
+        flushPendingControl();
+        giveCredits();
+    }
+
+    private void onCompletion(final WorkCompletion completion) {
+        lastStatus = completion.status();
+        final CompletionOpcode opcode = completion.opcode();
+        if (opcode == CompletionOpcode.RECV || opcode == CompletionOpcode.RECV_RDMA_WITH_IMM) {
+            onReceive(completion);
+        } else {
+            onSendCompleted(completion);
+        }
+    }
+
+    private void onSendCompleted(final WorkCompletion completion) {
+        final long id = completion.workRequestId();
+        final int kind = (int) (id >>> 32);
+        final int value = (int) id;
+        switch (kind) {
+            case KIND_DATA -> {
+                sendSlots++;
+                sendBufferFree += value;
+            }
+            case KIND_DATA_INLINE -> sendSlots++;
+            case KIND_CONTROL -> {
+                controlSlots++;
+                if (value == ImmediateData.CTRL_DISCONNECT) {
+                    disconnectCompleted = true;
+                }
+            }
+            default -> {
+                // a completion we never asked for
+            }
+        }
+        if (completion.status() != CompletionStatus.SUCCESS) {
+            failIfConnected("send completed with " + completion.status().description());
+        }
+    }
+
+    private void onReceive(final WorkCompletion completion) {
+        if (completion.status() != CompletionStatus.SUCCESS) {
+            failIfConnected("receive completed with " + completion.status().description());
+            return;
+        }
+        try {
+            if (!completion.hasImmediate()) {
+                throw new ProtocolException("a message without immediate data arrived");
+            }
+            final int immediate = ImmediateData.checkInbound(completion.immediate());
+            switch (ImmediateData.op(immediate)) {
+                case ImmediateData.DATA -> onData(ImmediateData.operand(immediate));
+                case ImmediateData.SGL -> onCreditLimit(ImmediateData.creditLimit(immediate));
+                case ImmediateData.CTRL -> onControl(ImmediateData.operand(immediate));
+                default -> {
+                    // IOMAP_SGL: we advertise no iomap entries; the message only takes a receive
+                }
+            }
+        } catch (final ProtocolException ex) {
+            fail(ex);
+            return;
+        }
+        if (!closing && error == null) {
+            queuePair.postReceive(receive.reset().id(completion.workRequestId()));
+        }
+    }
+
+    private void onData(final int length) throws ProtocolException {
+        if (receivedBytes + length > advertisedBytes) {
+            throw new ProtocolException("the peer wrote beyond the receive space granted: receivedBytes="
+                + receivedBytes + ", length=" + length + ", advertisedBytes=" + advertisedBytes);
+        }
+        if (messageCount == messages.length) {
+            throw new ProtocolException("the peer sent more messages than its credits allow: credits="
+                + receiveQueueSize);
+        }
+        receivedBytes += length;
+        if (inputShutdown) {
+            consume(length, true);
+            return;
+        }
+        messages[(messageHead + messageCount) % messages.length] = length;
+        messageCount++;
+    }
+
+    private void onCreditLimit(final int limit) throws ProtocolException {
+        sendLimit = CreditSequence.checkCreditLimit(sendSequence, sendLimit, limit, peer.credits());
+        adoptTargetRegions();
+    }
+
+    /**
+     * Take over target regions the peer wrote into our target SGL. The data of an SGL message is placed before its
+     * completion, so a slot read here is complete; a consumed slot's length was zeroed when it ran out.
+     */
+    private void adoptTargetRegions() throws ProtocolException {
+        for (int i = 0; i < TARGET_SGL_ENTRIES; i++) {
+            final int offset = SgeDescriptor.entryOffset(i);
+            final int length = targetView.getInt(offset + SgeDescriptor.LENGTH_OFFSET, ByteOrder.nativeOrder());
+            if (targetLength[i] == 0 && length != 0) {
+                final long address = targetView.getLong(offset + SgeDescriptor.ADDRESS_OFFSET, ByteOrder.nativeOrder());
+                if (length < 0 || length > ConnectionDataValidator.MAX_DATA_BUFFER_LENGTH_DEFAULT
+                    || address + length < address && address + length != 0) {
+                    throw new ProtocolException("the peer advertised an impossible target region: address=0x"
+                        + Long.toHexString(address) + ", length=" + Integer.toUnsignedString(length));
+                }
+                targetAddress[i] = address;
+                targetKey[i] = targetView.getInt(offset + SgeDescriptor.KEY_OFFSET, ByteOrder.nativeOrder());
+                targetLength[i] = length;
+                targetView.putInt(offset + SgeDescriptor.LENGTH_OFFSET, 0, ByteOrder.nativeOrder());
+            }
+        }
+    }
+
+    private void onControl(final int control) {
+        switch (control) {
+            case ImmediateData.CTRL_DISCONNECT -> peerDisconnected = true;
+            case ImmediateData.CTRL_SHUTDOWN -> peerShutdown = true;
+            default -> {
+                // KEEPALIVE carries nothing
+            }
+        }
+    }
+
+    private void failIfConnected(final String what) {
+        if (connected && !peerDisconnected && !closing && error == null) {
+            error = new SocketException("Connection reset");
+            error.addSuppressed(new IOException(what + " on queue pair " + queuePair.number()));
+        }
+    }
+
+    private void fail(final IOException cause) {
+        if (error == null) {
+            final SocketException reset = new SocketException("Connection reset");
+            reset.initCause(cause);
+            error = reset;
+        }
+        if (queuePair != null && queuePair.state() != QueuePairState.ERROR) {
+            try {
+                queuePair.modify(QueuePairState.ERROR, null);
+            } catch (final IOException | RuntimeException ignore) {
+                // the queue pair is failing anyway
+            }
+        }
+    }
+
+    // ----- credits and control messages -----
+
+    private void giveCredits() {
+        if (!connected || peerDisconnected || error != null || closing || controlSlots == 0) {
+            return;
+        }
+        if (receiveBufferFree >= half) {
+            sendTargetRegion();
+        } else if ((short) (receiveSequence - receiveThreshold) >= 0) {
+            postControl(ImmediateData.sgl(CreditSequence.grantLimit(receiveSequence, receiveQueueSize)), 0xFFFF);
+            receiveThreshold = CreditSequence.add(receiveSequence, receiveQueueSize / 2);
+        }
+    }
+
+    /**
+     * Advertise the next half of the receive ring in the peer's next target SGL slot, with fresh credits.
+     */
+    private void sendTargetRegion() {
+        final int stage = (controlSequence % CONTROL_WINDOW) * SgeDescriptor.LENGTH;
+        final ByteOrder order = peer.byteOrder();
+        controlView.putLong(stage + SgeDescriptor.ADDRESS_OFFSET, receiveRegion.address() + receiveFreeOffset, order);
+        controlView.putInt(stage + SgeDescriptor.KEY_OFFSET, receiveRegion.remoteKey(), order);
+        controlView.putInt(stage + SgeDescriptor.LENGTH_OFFSET, half, order);
+        final long slotAddress = peer.targetSglAddress() + (long) remoteSge * SgeDescriptor.LENGTH;
+        send.reset().id((long) KIND_CONTROL << 32 | 0xFFFF)
+            .opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
+            .flags(SendFlags.SIGNALED | (inlineSize >= SgeDescriptor.LENGTH ? SendFlags.INLINE : 0))
+            .immediate(ImmediateData.sgl(CreditSequence.grantLimit(receiveSequence, receiveQueueSize)))
+            .remote(slotAddress, peer.targetSglKey())
+            .sge(0, sendRegion.address() + sendBufferSize + MAX_INLINE_STAGE + stage, SgeDescriptor.LENGTH,
+                sendRegion.localKey());
+        queuePair.postSend(send);
+        controlSlots--;
+        controlSequence++;
+        receiveFreeOffset = (receiveFreeOffset + half) % receiveBufferSize;
+        remoteSge = (remoteSge + 1) % peer.targetSglEntries();
+        receiveBufferFree -= half;
+        advertisedBytes += half;
+        receiveThreshold = CreditSequence.add(receiveSequence, receiveQueueSize / 2);
+    }
+
+    private void postControl(final int immediate, final int kindValue) {
+        send.reset().id((long) KIND_CONTROL << 32 | (kindValue & 0xFFFFFFFFL))
+            .opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
+            .flags(SendFlags.SIGNALED)
+            .immediate(immediate)
+            .remote(0, 0);
+        queuePair.postSend(send);
+        controlSlots--;
+        controlSequence++;
+    }
+
+    private void flushPendingControl() {
+        while (pendingControl != 0 && controlSlots > 0 && connected && error == null) {
+            if ((pendingControl & PENDING_SHUTDOWN) != 0) {
+                pendingControl &= ~PENDING_SHUTDOWN;
+                postControl(ImmediateData.ctrl(ImmediateData.CTRL_SHUTDOWN), ImmediateData.CTRL_SHUTDOWN);
+            } else {
+                pendingControl &= ~PENDING_DISCONNECT;
+                disconnectPosted = true;
+                postControl(ImmediateData.ctrl(ImmediateData.CTRL_DISCONNECT), ImmediateData.CTRL_DISCONNECT);
+            }
+        }
+    }
+
+    // ----- reading -----
+
+    @Override
+    public int read(final ByteBuffer dst) throws IOException {
+        lock.lock();
+        try {
+            ensureEstablished();
+            pollCompletions();
+            if (inputShutdown) {
+                return -1;
+            }
+            final int count = take(dst);
+            if (count > 0) {
+                giveCredits();
+                return count;
+            }
+            return endOfInput();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long read(final ByteBuffer[] dsts, final int offset, final int length) throws IOException {
+        lock.lock();
+        try {
+            ensureEstablished();
+            pollCompletions();
+            if (inputShutdown) {
+                return -1;
+            }
+            long total = 0;
+            for (int i = offset; i < offset + length && messageCount > 0; i++) {
+                total += take(dsts[i]);
+            }
+            if (total > 0) {
+                giveCredits();
+                return total;
+            }
+            return endOfInput();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int endOfInput() throws IOException {
+        if (peerShutdown || peerDisconnected) {
+            return -1;
+        }
+        if (error != null) {
+            throw error;
+        }
+        return 0;
+    }
+
+    /**
+     * Copy queued message bytes into {@code dst}, consuming messages in order.
+     */
+    private int take(final ByteBuffer dst) {
+        int total = 0;
+        while (dst.hasRemaining() && messageCount > 0) {
+            final int length = messages[messageHead];
+            final int count = Math.min(length, dst.remaining());
+            final int first = Math.min(count, receiveBufferSize - receiveOffset);
+            dst.put(dst.position(), receiveView, receiveOffset, first);
+            if (count > first) {
+                dst.put(dst.position() + first, receiveView, 0, count - first);
+            }
+            dst.position(dst.position() + count);
+            total += count;
+            if (count == length) {
+                messageHead = (messageHead + 1) % messages.length;
+                messageCount--;
+                consume(count, true);
+            } else {
+                messages[messageHead] = length - count;
+                consume(count, false);
+            }
+        }
+        return total;
+    }
+
+    private void consume(final int bytes, final boolean messageDone) {
+        receiveOffset = (receiveOffset + bytes) % receiveBufferSize;
+        receiveBufferFree += bytes;
+        if (messageDone) {
+            receiveSequence = CreditSequence.next(receiveSequence);
+        }
+    }
+
+    // ----- writing -----
+
+    @Override
+    public int write(final ByteBuffer src) throws IOException {
+        lock.lock();
+        try {
+            ensureWritable();
+            pollCompletions();
+            ensureWritable();
+            return (int) put(src);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long write(final ByteBuffer[] srcs, final int offset, final int length) throws IOException {
+        lock.lock();
+        try {
+            ensureWritable();
+            pollCompletions();
+            ensureWritable();
+            long total = 0;
+            for (int i = offset; i < offset + length; i++) {
+                final long count = put(srcs[i]);
+                total += count;
+                if (srcs[i].hasRemaining()) {
+                    break;
+                }
+            }
+            return total;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void ensureWritable() throws IOException {
+        ensureEstablished();
+        if (outputShutdown) {
+            throw new ClosedChannelException();
+        }
+        if (error != null) {
+            throw error;
+        }
+        if (peerDisconnected) {
+            throw new SocketException("Broken pipe");
+        }
+    }
+
+    private boolean canSend() {
+        return connected && error == null && !peerDisconnected && !outputShutdown && sendSlots > 0
+            && CreditSequence.hasCredit(sendSequence, sendLimit) && targetLength[targetSge] != 0;
+    }
+
+    /**
+     * Post as much of {@code src} as credits, slots, ring space and the target region allow.
+     */
+    private long put(final ByteBuffer src) {
+        long total = 0;
+        int transfer = START_TRANSFER;
+        while (src.hasRemaining() && canSend()) {
+            int chunk = Math.min(Math.min(src.remaining(), transfer), targetLength[targetSge]);
+            if (chunk <= inlineSize) {
+                final int stage = sendBufferSize;
+                sendView.put(stage, src, src.position(), chunk);
+                postData(chunk, SendFlags.INLINE, sendRegion.address() + stage, 0, 0, KIND_DATA_INLINE);
+            } else {
+                if (sendBufferFree < Math.min(SEND_LOW_WATER, sendBufferSize)) {
+                    break;
+                }
+                chunk = Math.min(chunk, sendBufferFree);
+                final int first = Math.min(chunk, sendBufferSize - sendBufferHead);
+                sendView.put(sendBufferHead, src, src.position(), first);
+                if (chunk > first) {
+                    sendView.put(0, src, src.position() + first, chunk - first);
+                }
+                postData(chunk, 0, sendRegion.address() + sendBufferHead, first, chunk - first, KIND_DATA);
+                sendBufferHead = (sendBufferHead + chunk) % sendBufferSize;
+                sendBufferFree -= chunk;
+            }
+            src.position(src.position() + chunk);
+            total += chunk;
+            transfer = Math.min(transfer << 1, MAX_TRANSFER);
+        }
+        return total;
+    }
+
+    private void postData(final int length, final int flags, final long address, final int first,
+        final int second, final int kind) {
+        final int slot = targetSge;
+        send.reset().id((long) kind << 32 | length)
+            .opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
+            .flags(SendFlags.SIGNALED | flags)
+            .immediate(ImmediateData.data(length))
+            .remote(targetAddress[slot], targetKey[slot]);
+        if (kind == KIND_DATA_INLINE) {
+            send.sge(0, address, length, sendRegion.localKey());
+        } else {
+            send.sge(0, address, first, sendRegion.localKey());
+            if (second > 0) {
+                send.sge(1, sendRegion.address(), second, sendRegion.localKey());
+            }
+        }
+        queuePair.postSend(send);
+        sendSequence = CreditSequence.next(sendSequence);
+        sendSlots--;
+        targetAddress[slot] += length;
+        targetLength[slot] -= length;
+        if (targetLength[slot] == 0) {
+            targetSge = (slot + 1) % TARGET_SGL_ENTRIES;
+        }
+    }
+
+    // ----- shutdown and close -----
+
+    @Override
+    public void shutdownOutput() throws IOException {
+        lock.lock();
+        try {
+            ensureEstablished();
+            if (outputShutdown) {
+                return;
+            }
+            outputShutdown = true;
+            if (connected && error == null && !peerDisconnected) {
+                pendingControl |= inputShutdown ? PENDING_DISCONNECT : PENDING_SHUTDOWN;
+                pollCompletions();
+            }
+        } finally {
+            lock.unlock();
+        }
+        notifyObserver();
+    }
+
+    @Override
+    public void shutdownInput() {
+        lock.lock();
+        try {
+            if (inputShutdown || phase != PHASE_ESTABLISHED) {
+                inputShutdown = true;
+                return;
+            }
+            inputShutdown = true;
+            while (messageCount > 0) {
+                final int length = messages[messageHead];
+                messageHead = (messageHead + 1) % messages.length;
+                messageCount--;
+                consume(length, true);
+            }
+            if (outputShutdown && connected && error == null && !peerDisconnected) {
+                pendingControl |= PENDING_DISCONNECT;
+            }
+            pollCompletions();
+        } finally {
+            lock.unlock();
+        }
+        notifyObserver();
+    }
+
+    @Override
+    public boolean isOutputShutdown() {
+        return outputShutdown;
+    }
+
+    @Override
+    public boolean isInputShutdown() {
+        return inputShutdown;
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (phase == PHASE_CLOSED) {
+                return;
+            }
+            if (connected && error == null && !peerDisconnected && !closing) {
+                pendingControl |= PENDING_DISCONNECT;
+                pollCompletions();
+            }
+            closing = true;
+        } finally {
+            lock.unlock();
+        }
+        awaitDisconnectSent();
+        finishClose();
+    }
+
+    /**
+     * Wait (bounded) until the DISCONNECT this side queued has completed, so everything written before it was
+     * delivered before the queue pair is destroyed.
+     */
+    private void awaitDisconnectSent() {
+        final long deadline = System.nanoTime() + CLOSE_TIMEOUT_NANOS;
+        while (System.nanoTime() - deadline < 0) {
+            lock.lock();
+            try {
+                if (completionQueue == null || error != null || disconnectCompleted
+                    || !disconnectPosted && (pendingControl & PENDING_DISCONNECT) == 0) {
+                    return;
+                }
+                while (completionQueue.poll(completionHandler, 32) > 0) {
+                    // each completion was handled by onCompletion
+                }
+                flushPendingControl();
+            } finally {
+                lock.unlock();
+            }
+            LockSupport.parkNanos(20_000);
+        }
+    }
+
+    @Override
+    public void abort() {
+        lock.lock();
+        try {
+            closing = true;
+        } finally {
+            lock.unlock();
+        }
+        finishClose();
+    }
+
+    private void finishClose() {
+        lock.lock();
+        try {
+            if (phase == PHASE_CLOSED) {
+                return;
+            }
+            phase = PHASE_CLOSED;
+            connected = false;
+            release();
+        } finally {
+            lock.unlock();
+        }
+        notifyObserver();
+    }
+
+    /**
+     * Release every resource in reverse order of creation. Safe to call with any subset allocated.
+     */
+    private void release() {
+        if (queuePair != null) {
+            queuePair.close();
+            queuePair = null;
+        }
+        if (targetRegion != null) {
+            targetRegion.close();
+            targetRegion = null;
+        }
+        if (receiveRegion != null) {
+            receiveRegion.close();
+            receiveRegion = null;
+        }
+        if (sendRegion != null) {
+            sendRegion.close();
+            sendRegion = null;
+        }
+        if (sendArena != null) {
+            sendArena.close();
+            sendArena = null;
+        }
+        if (completionQueue != null) {
+            completionQueue.close();
+            completionQueue = null;
+        }
+        if (token >= 0) {
+            context.unregister(token, this);
+            token = -1;
+        }
+    }
+
+    private void ensureEstablished() throws IOException {
+        if (phase == PHASE_CLOSED) {
+            throw new ClosedChannelException();
+        }
+        if (phase != PHASE_ESTABLISHED) {
+            throw new IOException("the connection is not established");
+        }
+    }
+
+    // ----- information -----
+
+    @Override
+    public SocketAddress localAddress() {
+        return localAddress;
+    }
+
+    @Override
+    public SocketAddress remoteAddress() {
+        return remoteAddress;
+    }
+
+    @Override
+    public String describe() {
+        lock.lock();
+        try {
+            return "RsocketConnection{phase=" + phase + ", local=" + localAddress + ", remote=" + remoteAddress
+                + ", qp=" + (queuePair == null ? "none" : queuePair.number() + "/" + queuePair.state())
+                + ", sendSequence=" + sendSequence + ", sendLimit=" + sendLimit + ", sendSlots=" + sendSlots
+                + ", sendBufferFree=" + sendBufferFree + ", targetSge=" + targetSge + ", targetLength="
+                + targetLength[0] + "/" + targetLength[1] + ", controlSlots=" + controlSlots
+                + ", receiveSequence=" + receiveSequence + ", queuedMessages=" + messageCount
+                + ", receivedBytes=" + receivedBytes + ", advertisedBytes=" + advertisedBytes
+                + ", outputShutdown=" + outputShutdown + ", inputShutdown=" + inputShutdown
+                + ", peerShutdown=" + peerShutdown + ", peerDisconnected=" + peerDisconnected
+                + ", lastStatus=" + lastStatus + ", error=" + error + '}';
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return describe();
+    }
+}

@@ -1,0 +1,131 @@
+package io.rdmachannel.channel.stream;
+
+import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.cm.CmListener;
+import io.rdmachannel.channel.cm.RejectReason;
+
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+
+/**
+ * A listening stream endpoint. The connection manager establishes connections as requests arrive; they wait here
+ * until accepted. Requests beyond the backlog are rejected before any resource is allocated.
+ */
+final class RsocketListener implements StreamListener {
+    private final RsocketTransport transport;
+    private final StreamOptions options;
+    private final int backlog;
+    private final ReadinessObserver observer;
+    private final ArrayDeque<RsocketConnection> established = new ArrayDeque<>();
+    private CmListener cmListener;
+    private int inProgress;
+    private volatile boolean armed;
+    private boolean closed;
+
+    RsocketListener(final RsocketTransport transport, final StreamOptions options, final int backlog,
+        final ReadinessObserver observer) {
+        this.transport = transport;
+        this.options = options;
+        this.backlog = backlog;
+        this.observer = observer;
+    }
+
+    void bind(final CmListener listener) {
+        this.cmListener = listener;
+    }
+
+    /**
+     * The connection manager's filter: refuse when closed or when the backlog is full.
+     */
+    synchronized RejectReason check(final SocketAddress remote, final SocketAddress local,
+        final ByteBuffer privateData) {
+        if (closed) {
+            return RejectReason.CLOSING;
+        }
+        if (established.size() + inProgress >= backlog) {
+            return RejectReason.BACKLOG_FULL;
+        }
+        return null;
+    }
+
+    synchronized CmEndpoint newEndpoint(final SocketAddress remote) {
+        inProgress++;
+        return new RsocketConnection(transport, options.copy(), this);
+    }
+
+    void onEstablished(final RsocketConnection connection) {
+        synchronized (this) {
+            inProgress--;
+            if (!closed) {
+                established.add(connection);
+                connection.observer(null);
+            }
+        }
+        if (closed) {
+            connection.close();
+            return;
+        }
+        notifyObserver();
+    }
+
+    synchronized void onFailed(final RsocketConnection connection) {
+        inProgress--;
+    }
+
+    @Override
+    public synchronized StreamConnection accept() {
+        return established.poll();
+    }
+
+    @Override
+    public synchronized int readyOps() {
+        return established.isEmpty() && !closed ? 0 : StreamReadiness.ACCEPT;
+    }
+
+    @Override
+    public void arm() {
+        armed = true;
+        if (readyOps() != 0) {
+            notifyObserver();
+        }
+    }
+
+    private void notifyObserver() {
+        if (armed) {
+            armed = false;
+            if (observer != null) {
+                observer.onReadiness();
+            }
+        }
+    }
+
+    @Override
+    public SocketAddress localAddress() {
+        return cmListener.localAddress();
+    }
+
+    @Override
+    public void close() {
+        final RsocketConnection[] waiting;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            waiting = established.toArray(RsocketConnection[]::new);
+            established.clear();
+        }
+        cmListener.close();
+        for (final RsocketConnection connection : waiting) {
+            connection.close();
+        }
+        notifyObserver();
+    }
+
+    @Override
+    public String toString() {
+        return "RsocketListener{local=" + (cmListener == null ? null : cmListener.localAddress()) + ", waiting="
+            + established.size() + ", inProgress=" + inProgress + ", closed=" + closed + '}';
+    }
+}

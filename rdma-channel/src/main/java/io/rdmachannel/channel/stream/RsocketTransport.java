@@ -1,0 +1,90 @@
+package io.rdmachannel.channel.stream;
+
+import io.rdmachannel.channel.cm.CmConnection;
+import io.rdmachannel.channel.cm.CmListener;
+import io.rdmachannel.channel.cm.ConnectionManager;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.RdmaProvider;
+
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The rsockets stream transport over one provider: one connection manager, and per device a {@link DeviceContext}.
+ */
+final class RsocketTransport implements StreamTransport, AutoCloseable {
+    private final RdmaProvider provider;
+    private final ConnectionManager connectionManager;
+    private final Map<RdmaDevice, DeviceContext> contexts = new IdentityHashMap<>();
+    private boolean closed;
+
+    RsocketTransport(final RdmaProvider provider, final String connectionManagerName) throws IOException {
+        provider.ensureAvailability();
+        this.provider = provider;
+        this.connectionManager = provider.openConnectionManager(connectionManagerName);
+    }
+
+    @Override
+    public String providerName() {
+        return provider.name();
+    }
+
+    @Override
+    public StreamListener listen(final SocketAddress local, final int backlog, final StreamOptions options,
+        final ReadinessObserver observer) throws IOException {
+        Objects.requireNonNull(local, "local");
+        final RsocketListener listener = new RsocketListener(this, options.copy(), backlog < 1 ? 50 : backlog,
+            observer);
+        final CmListener cmListener = connectionManager.listen(local, backlog, listener::check,
+            listener::newEndpoint);
+        listener.bind(cmListener);
+        return listener;
+    }
+
+    @Override
+    public StreamConnector connect(final SocketAddress remote, final SocketAddress local,
+        final StreamOptions options, final ReadinessObserver observer) throws IOException {
+        Objects.requireNonNull(remote, "remote");
+        final RsocketConnection connection = new RsocketConnection(this, options.copy(), null);
+        connection.observer(observer);
+        final CmConnection attempt = connectionManager.connect(remote, local, connection);
+        return new RsocketConnector(connection, attempt);
+    }
+
+    /**
+     * The engine's resources on a device, created on first use.
+     */
+    synchronized DeviceContext context(final RdmaDevice device) throws IOException {
+        if (closed) {
+            throw new IOException("the stream transport is closed");
+        }
+        DeviceContext context = contexts.get(device);
+        if (context == null) {
+            context = new DeviceContext(device);
+            contexts.put(device, context);
+        }
+        return context;
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        for (final DeviceContext context : contexts.values()) {
+            context.close();
+        }
+        connectionManager.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RsocketTransport{provider=" + provider.name() + ", cm=" + connectionManager.name() + '}';
+    }
+}
