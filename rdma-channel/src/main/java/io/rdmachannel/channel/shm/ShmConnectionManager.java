@@ -212,7 +212,11 @@ final class ShmConnectionManager implements ConnectionManager {
                 selector.select(this::onSelected, 100);
                 Runnable task;
                 while ((task = tasks.poll()) != null) {
-                    task.run();
+                    try {
+                        task.run();
+                    } catch (final RuntimeException ex) {
+                        LOG.error("shm connection manager task failed", ex);
+                    }
                 }
                 expireHandshakes();
             }
@@ -381,7 +385,9 @@ final class ShmConnectionManager implements ConnectionManager {
                     onConnected();
                 }
             } catch (final IOException ex) {
-                fail(new ConnectException("Connection refused"), null);
+                fail(queuePair == null ? new ConnectException("Connection refused") : ex, null);
+            } catch (final RuntimeException ex) {
+                fail(new IOException("cannot start the connection: " + ex, ex), null);
             }
         }
 

@@ -52,7 +52,10 @@ public final class QueuePairAttributes {
      * @return this.
      */
     public QueuePairAttributes accessFlags(final int flags) {
-        this.accessFlags = AccessFlags.check(flags);
+        if ((flags & ~AccessFlags.ALL) != 0) {
+            throw new IllegalArgumentException("unknown access flags: accessFlags=0x" + Integer.toHexString(flags));
+        }
+        this.accessFlags = flags;
         return this;
     }
 

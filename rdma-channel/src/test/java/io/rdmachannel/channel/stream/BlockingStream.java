@@ -1,0 +1,97 @@
+package io.rdmachannel.channel.stream;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Blocking helpers over the non-blocking seam, as the NIO face builds them: attempt, arm, attempt, park until the
+ * observer fires. For engine tests only.
+ */
+final class BlockingStream {
+    private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private BlockingStream() {
+    }
+
+    /**
+     * An observer that unparks one thread.
+     */
+    static final class Waker implements ReadinessObserver {
+        private volatile Thread waiter;
+
+        void waitFor() {
+            waiter = Thread.currentThread();
+            LockSupport.parkNanos(this, PARK_NANOS);
+            waiter = null;
+        }
+
+        @Override
+        public void onReadiness() {
+            final Thread thread = waiter;
+            if (thread != null) {
+                LockSupport.unpark(thread);
+            }
+        }
+    }
+
+    static StreamConnection connect(final StreamConnector connector, final Waker waker) throws IOException {
+        while (true) {
+            StreamConnection connection = connector.finish();
+            if (connection != null) {
+                connection.observer(waker);
+                return connection;
+            }
+            connector.arm();
+            connection = connector.finish();
+            if (connection != null) {
+                connection.observer(waker);
+                return connection;
+            }
+            waker.waitFor();
+        }
+    }
+
+    static StreamConnection accept(final StreamListener listener, final Waker waker) throws IOException {
+        while (true) {
+            StreamConnection connection = listener.accept();
+            if (connection == null) {
+                listener.arm();
+                connection = listener.accept();
+            }
+            if (connection != null) {
+                connection.observer(waker);
+                return connection;
+            }
+            waker.waitFor();
+        }
+    }
+
+    static int read(final StreamConnection connection, final ByteBuffer dst, final Waker waker) throws IOException {
+        while (true) {
+            int count = connection.read(dst);
+            if (count != 0) {
+                return count;
+            }
+            connection.arm();
+            count = connection.read(dst);
+            if (count != 0) {
+                return count;
+            }
+            waker.waitFor();
+        }
+    }
+
+    static void writeFully(final StreamConnection connection, final ByteBuffer src, final Waker waker)
+        throws IOException {
+        while (src.hasRemaining()) {
+            if (connection.write(src) == 0) {
+                connection.arm();
+                if (connection.write(src) == 0) {
+                    waker.waitFor();
+                }
+            }
+        }
+    }
+}

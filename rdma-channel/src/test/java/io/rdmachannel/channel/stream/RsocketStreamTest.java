@@ -1,0 +1,136 @@
+package io.rdmachannel.channel.stream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.rdmachannel.channel.spi.RdmaProviders;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RsocketStreamTest {
+    private StreamTransport transport;
+
+    @BeforeEach
+    void open() {
+        transport = StreamTransports.open(RdmaProviders.byName("shm"));
+    }
+
+    @AfterEach
+    void close() {
+        StreamTransports.close(transport);
+    }
+
+    @Test
+    void shouldEchoAndHalfClose() throws Exception {
+        final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+        try (StreamListener listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            8, new StreamOptions(), serverWaker)) {
+            final CompletableFuture<Long> server = CompletableFuture.supplyAsync(() -> {
+                try (StreamConnection connection = BlockingStream.accept(listener, serverWaker)) {
+                    final ByteBuffer buffer = ByteBuffer.allocate(70_000);
+                    long total = 0;
+                    int count;
+                    while ((count = BlockingStream.read(connection, buffer.clear(), serverWaker)) > 0) {
+                        total += count;
+                        BlockingStream.writeFully(connection, buffer.flip(), serverWaker);
+                    }
+                    connection.shutdownOutput();
+                    return total;
+                } catch (final IOException ex) {
+                    throw new IllegalStateException(ex);
+                }
+            });
+            final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+            final StreamConnector connector = transport.connect(listener.localAddress(), null, new StreamOptions(),
+                clientWaker);
+            try (StreamConnection client = BlockingStream.connect(connector, clientWaker)) {
+                final byte[] message = new byte[200_000];
+                new Random(1).nextBytes(message);
+                final CompletableFuture<byte[]> echoed = CompletableFuture.supplyAsync(() -> {
+                    final ByteBuffer received = ByteBuffer.allocate(message.length);
+                    try {
+                        while (received.hasRemaining() && BlockingStream.read(client, received, clientWaker) > 0) {
+                            // keep reading
+                        }
+                        assertEquals(-1, BlockingStream.read(client, ByteBuffer.allocate(1), clientWaker));
+                    } catch (final IOException ex) {
+                        throw new IllegalStateException(ex);
+                    }
+                    return received.array();
+                });
+                BlockingStream.writeFully(client, ByteBuffer.wrap(message), clientWaker);
+                client.shutdownOutput();
+                assertArrayEquals(message, echoed.get(30, TimeUnit.SECONDS), client.describe());
+                assertEquals(message.length, server.get(30, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    @Test
+    void shouldTransferWithChecksums() throws Exception {
+        final long total = 256L << 20;
+        final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+        try (StreamListener listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            8, new StreamOptions(), serverWaker)) {
+            final CompletableFuture<Long> server = CompletableFuture.supplyAsync(() -> {
+                try (StreamConnection connection = BlockingStream.accept(listener, serverWaker)) {
+                    final CRC32 crc = new CRC32();
+                    final ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20);
+                    final Random sizes = new Random(7);
+                    while (BlockingStream.read(connection, buffer.clear().limit(1 + sizes.nextInt(1 << 20)),
+                        serverWaker) > 0) {
+                        crc.update(buffer.flip());
+                    }
+                    return crc.getValue();
+                } catch (final IOException ex) {
+                    throw new IllegalStateException(ex);
+                }
+            });
+            final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+            try (StreamConnection client = BlockingStream.connect(transport.connect(listener.localAddress(), null,
+                new StreamOptions(), clientWaker), clientWaker)) {
+                final CRC32 crc = new CRC32();
+                final Random random = new Random(3);
+                final byte[] chunk = new byte[1 << 20];
+                long sent = 0;
+                final long start = System.nanoTime();
+                while (sent < total) {
+                    final int size = (int) Math.min(total - sent, 1 + random.nextInt(chunk.length));
+                    random.nextBytes(chunk);
+                    crc.update(chunk, 0, size);
+                    BlockingStream.writeFully(client, ByteBuffer.wrap(chunk, 0, size), clientWaker);
+                    sent += size;
+                }
+                client.shutdownOutput();
+                assertEquals(crc.getValue(), server.get(60, TimeUnit.SECONDS), client.describe());
+                System.out.printf("shm stream: %d MiB in %.1f ms%n", total >> 20,
+                    (System.nanoTime() - start) / 1e6);
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseWhenNobodyListens() throws Exception {
+        final BlockingStream.Waker waker = new BlockingStream.Waker();
+        final StreamConnector connector = transport.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(),
+            1), null, new StreamOptions(), waker);
+        final ConnectException refused = assertThrows(ConnectException.class,
+            () -> BlockingStream.connect(connector, waker));
+        assertEquals("Connection refused", refused.getMessage());
+    }
+}
