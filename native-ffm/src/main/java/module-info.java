@@ -1,3 +1,10 @@
+/**
+ * The native RDMA bindings: libibverbs, librdmacm and libc through the FFM API. Only the availability facade and the
+ * exception type are API; the bindings themselves are internal. Run with
+ * {@code --enable-native-access=io.rdmachannel.ffm}.
+ */
 module io.rdmachannel.ffm {
     requires io.rdmachannel.channel;
+
+    exports io.rdmachannel.ffm;
 }

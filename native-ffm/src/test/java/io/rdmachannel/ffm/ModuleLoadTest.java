@@ -47,4 +47,16 @@ class ModuleLoadTest {
 
         assertTrue(required.contains("io.rdmachannel.channel"), MODULE_NAME + " requires only " + required);
     }
+
+    @Test
+    void shouldExportOnlyTheApiPackage() {
+        ModuleDescriptor descriptor = ModuleFinder.of(CLASSES).find(MODULE_NAME).orElseThrow().descriptor();
+
+        Set<String> exported = descriptor.exports().stream()
+            .map(ModuleDescriptor.Exports::source)
+            .collect(Collectors.toSet());
+
+        assertEquals(Set.of("io.rdmachannel.ffm"), exported);
+        assertTrue(descriptor.packages().contains("io.rdmachannel.ffm.internal"), "internal package missing");
+    }
 }

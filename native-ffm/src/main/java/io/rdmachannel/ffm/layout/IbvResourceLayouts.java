@@ -1,0 +1,84 @@
+package io.rdmachannel.ffm.layout;
+
+import static io.rdmachannel.ffm.layout.CTypes.cond;
+import static io.rdmachannel.ffm.layout.CTypes.mutex;
+import static io.rdmachannel.ffm.layout.CTypes.pointer;
+import static io.rdmachannel.ffm.layout.CTypes.u32;
+import static io.rdmachannel.ffm.layout.CTypes.u64;
+
+/**
+ * The verbs objects a provider creates and reads back: {@code ibv_pd}, {@code ibv_mr}, {@code ibv_comp_channel},
+ * {@code ibv_cq}, {@code ibv_srq} with its init attributes. Each object starts with its {@code ibv_context *}, which
+ * is how the inline data-path verbs find the ops table.
+ */
+public final class IbvResourceLayouts {
+    /** {@code struct ibv_pd}. */
+    public static final CStruct IBV_PD = CStruct.struct("struct ibv_pd", pointer("context"), u32("handle"));
+    /** {@code ibv_pd.context}. */
+    public static final long PD_CONTEXT = IBV_PD.offset("context");
+
+    /** {@code struct ibv_mr}. */
+    public static final CStruct IBV_MR = CStruct.struct("struct ibv_mr",
+        pointer("context"), pointer("pd"), pointer("addr"), u64("length"), u32("handle"), u32("lkey"), u32("rkey"));
+    /** {@code sizeof(struct ibv_mr)}. */
+    public static final long MR_SIZE = IBV_MR.size();
+    /** {@code ibv_mr.addr}. */
+    public static final long MR_ADDR = IBV_MR.offset("addr");
+    /** {@code ibv_mr.length}. */
+    public static final long MR_LENGTH = IBV_MR.offset("length");
+    /** {@code ibv_mr.lkey}. */
+    public static final long MR_LKEY = IBV_MR.offset("lkey");
+    /** {@code ibv_mr.rkey}. */
+    public static final long MR_RKEY = IBV_MR.offset("rkey");
+
+    /** {@code struct ibv_comp_channel}. */
+    public static final CStruct IBV_COMP_CHANNEL = CStruct.struct("struct ibv_comp_channel",
+        pointer("context"), u32("fd"), u32("refcnt"));
+    /** {@code sizeof(struct ibv_comp_channel)}. */
+    public static final long COMP_CHANNEL_SIZE = IBV_COMP_CHANNEL.size();
+    /** {@code ibv_comp_channel.fd}: make it non-blocking, then wait on it with epoll. */
+    public static final long COMP_CHANNEL_FD = IBV_COMP_CHANNEL.offset("fd");
+
+    /** {@code struct ibv_cq}. */
+    public static final CStruct IBV_CQ = CStruct.struct("struct ibv_cq",
+        pointer("context"), pointer("channel"), pointer("cq_context"), u32("handle"), u32("cqe"), mutex("mutex"),
+        cond("cond"), u32("comp_events_completed"), u32("async_events_completed"));
+    /** {@code sizeof(struct ibv_cq)}. */
+    public static final long CQ_SIZE = IBV_CQ.size();
+    /** {@code ibv_cq.context}. */
+    public static final long CQ_CONTEXT = IBV_CQ.offset("context");
+    /** {@code ibv_cq.cq_context}: the value given to {@code ibv_create_cq}. */
+    public static final long CQ_CQ_CONTEXT = IBV_CQ.offset("cq_context");
+    /** {@code ibv_cq.cqe}: the capacity as created. */
+    public static final long CQ_CQE = IBV_CQ.offset("cqe");
+
+    /** {@code struct ibv_srq}. */
+    public static final CStruct IBV_SRQ = CStruct.struct("struct ibv_srq",
+        pointer("context"), pointer("srq_context"), pointer("pd"), u32("handle"), mutex("mutex"), cond("cond"),
+        u32("events_completed"));
+    /** {@code sizeof(struct ibv_srq)}. */
+    public static final long SRQ_SIZE = IBV_SRQ.size();
+    /** {@code ibv_srq.context}. */
+    public static final long SRQ_CONTEXT = IBV_SRQ.offset("context");
+
+    /** {@code struct ibv_srq_attr}. */
+    public static final CStruct IBV_SRQ_ATTR = CStruct.struct("struct ibv_srq_attr",
+        u32("max_wr"), u32("max_sge"), u32("srq_limit"));
+
+    /** {@code struct ibv_srq_init_attr}. */
+    public static final CStruct IBV_SRQ_INIT_ATTR = CStruct.struct("struct ibv_srq_init_attr",
+        pointer("srq_context"), IBV_SRQ_ATTR.layout().withName("attr"));
+    /** {@code sizeof(struct ibv_srq_init_attr)}. */
+    public static final long SRQ_INIT_ATTR_SIZE = IBV_SRQ_INIT_ATTR.size();
+    /** {@code ibv_srq_init_attr.srq_context}. */
+    public static final long SRQ_INIT_ATTR_SRQ_CONTEXT = IBV_SRQ_INIT_ATTR.offset("srq_context");
+    /** {@code ibv_srq_init_attr.attr.max_wr}. */
+    public static final long SRQ_INIT_ATTR_MAX_WR = IBV_SRQ_INIT_ATTR.offset("attr.max_wr");
+    /** {@code ibv_srq_init_attr.attr.max_sge}. */
+    public static final long SRQ_INIT_ATTR_MAX_SGE = IBV_SRQ_INIT_ATTR.offset("attr.max_sge");
+    /** {@code ibv_srq_init_attr.attr.srq_limit}. */
+    public static final long SRQ_INIT_ATTR_SRQ_LIMIT = IBV_SRQ_INIT_ATTR.offset("attr.srq_limit");
+
+    private IbvResourceLayouts() {
+    }
+}

@@ -1,0 +1,115 @@
+package io.rdmachannel.ffm.verbs;
+
+import static io.rdmachannel.ffm.internal.ErrorPolicy.RETURNS_ERRNO;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_ABI_COMPAT;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_SIZE;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_QUERY_PORT;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_SZ;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_SIZE;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.rdmachannel.ffm.NativeCallException;
+import io.rdmachannel.ffm.internal.Downcalls;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The {@code static inline} verbs of {@code verbs.h}, which have no symbol: they call function pointers of the
+ * {@code ibv_context} ops table or of the {@code verbs_context} in front of it. There is one unbound handle per C
+ * signature (the first argument is the function address); the pointers are read once per object by
+ * {@link QueuePairOps}, {@link CompletionQueueOps} and {@link SharedReceiveQueueOps}.
+ */
+public final class IbvInline {
+    private static final Linker.Option CRITICAL = Linker.Option.critical(false);
+    private static final FunctionDescriptor INT_PPP = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+    private static final FunctionDescriptor INT_PIP = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
+    private static final FunctionDescriptor INT_PI = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT);
+
+    /** {@code int (*)(void *, void *, void *)}: {@code post_send}, {@code post_recv}, {@code post_srq_recv}. */
+    static final MethodHandle INT_PPP_HANDLE = Downcalls.unbound(INT_PPP);
+    /** The same, critical. */
+    static final MethodHandle INT_PPP_CRITICAL_HANDLE = Downcalls.unbound(INT_PPP, CRITICAL);
+    /** {@code int (*)(void *, int, void *)}: {@code poll_cq}. */
+    static final MethodHandle INT_PIP_HANDLE = Downcalls.unbound(INT_PIP);
+    /** The same, critical. */
+    static final MethodHandle INT_PIP_CRITICAL_HANDLE = Downcalls.unbound(INT_PIP, CRITICAL);
+    /** {@code int (*)(void *, int)}: {@code req_notify_cq}. */
+    static final MethodHandle INT_PI_HANDLE = Downcalls.unbound(INT_PI);
+    /** The same, critical. */
+    static final MethodHandle INT_PI_CRITICAL_HANDLE = Downcalls.unbound(INT_PI, CRITICAL);
+    /** {@code int (*)(ibv_context *, uint8_t, ibv_port_attr *, size_t)}: {@code verbs_context.query_port}. */
+    static final MethodHandle INT_PBPL_HANDLE = Downcalls.unbound(
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS, JAVA_LONG));
+
+    /** {@code ibv_context.abi_compat} when a {@code verbs_context} is present: {@code (void *) UINTPTR_MAX}. */
+    private static final long ABI_COMPAT_EXTENDED = -1L;
+
+    private IbvInline() {
+    }
+
+    /**
+     * The ops-table function of the context an object belongs to: {@code object->context->ops.X}. Every verbs
+     * object ({@code ibv_qp}, {@code ibv_cq}, {@code ibv_srq}, ...) starts with its {@code ibv_context *}.
+     *
+     * @param object the object.
+     * @param opsOffset the offset of the op in {@code ibv_context}, e.g. {@code IbvContextLayouts.OPS_POST_SEND}.
+     * @return the function pointer, NULL if the provider has none.
+     */
+    public static MemorySegment opsFunction(MemorySegment object, long opsOffset) {
+        MemorySegment context = object.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0).reinterpret(CONTEXT_SIZE);
+        return context.get(ADDRESS, opsOffset);
+    }
+
+    /**
+     * Port of {@code verbs_get_ctx_op(ctx, op)}: the op of the {@code verbs_context} in front of a context, if the
+     * context has one ({@code abi_compat == UINTPTR_MAX}), the provider filled it ({@code sz} covers it) and it is
+     * not NULL.
+     *
+     * @param context the {@code ibv_context}.
+     * @param relativeOffset the op's offset relative to the context, e.g. {@code IbvContextLayouts.VCTX_QUERY_PORT}.
+     * @return the function pointer, or NULL if the op is not supported.
+     */
+    public static MemorySegment verbsContextOp(MemorySegment context, long relativeOffset) {
+        MemorySegment ctx = context.reinterpret(CONTEXT_SIZE);
+        if (ctx.get(JAVA_LONG, CONTEXT_ABI_COMPAT) != ABI_COMPAT_EXTENDED) {
+            return MemorySegment.NULL;
+        }
+        long sz = MemorySegment.ofAddress(context.address() + VCTX_SZ).reinterpret(Long.BYTES).get(JAVA_LONG, 0);
+        if (sz < CONTEXT_SIZE - relativeOffset) {
+            return MemorySegment.NULL;
+        }
+        return MemorySegment.ofAddress(context.address() + relativeOffset).reinterpret(ADDRESS.byteSize())
+            .get(ADDRESS, 0);
+    }
+
+    /**
+     * Port of the {@code ibv_query_port} macro: the {@code verbs_context.query_port} op with the full struct
+     * length, else (after zeroing the struct) the exported compatibility function.
+     *
+     * @param context the {@code ibv_context}.
+     * @param portNumber the port, from 1.
+     * @param portAttr a {@code struct ibv_port_attr} of at least {@code PORT_ATTR_SIZE} bytes.
+     * @throws NativeCallException if the query fails.
+     */
+    public static void queryPort(MemorySegment context, int portNumber, MemorySegment portAttr)
+        throws NativeCallException {
+        MemorySegment op = verbsContextOp(context, VCTX_QUERY_PORT);
+        if (op.equals(MemorySegment.NULL)) {
+            portAttr.reinterpret(PORT_ATTR_SIZE).fill((byte) 0);
+            IbvCalls.queryPortCompat(context, (byte) portNumber, portAttr);
+            return;
+        }
+        int result;
+        try {
+            result = (int) INT_PBPL_HANDLE.invokeExact(op, context, (byte) portNumber, portAttr, PORT_ATTR_SIZE);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+        RETURNS_ERRNO.check("ibv_query_port", result, null);
+    }
+}
