@@ -2,6 +2,8 @@ package io.rdmachannel.interop.contract;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -44,18 +46,21 @@ final class Await {
     }
 
     /**
-     * Waits until {@code thread} is blocked inside {@code methodName} of {@code channel}'s class: the method is on its
-     * stack and the thread is parked, waiting, or in a native call.
+     * Waits until {@code thread} is blocked inside {@code methodName} of {@code channel}'s class or one of its
+     * superclasses: the method is on its stack and the thread is parked, waiting, or in a native call.
      *
      * @param thread     the thread.
-     * @param channel    the channel whose implementation class the method belongs to.
+     * @param channel    the channel or selector whose implementation class the method belongs to.
      * @param methodName the channel method, for example {@code read}.
      */
     static void awaitBlockedIn(final Thread thread, final Object channel, final String methodName) {
-        final String className = channel.getClass().getName();
-        awaitCondition(DEFAULT_TIMEOUT, () -> isBlockedIn(thread, className, methodName),
-            () -> thread.getName() + " blocked in " + className + "." + methodName + ", state=" + thread.getState()
-                + " at " + topFrames(thread, 12));
+        final Set<String> classNames = new HashSet<>();
+        for (Class<?> type = channel.getClass(); type != null; type = type.getSuperclass()) {
+            classNames.add(type.getName());
+        }
+        awaitCondition(DEFAULT_TIMEOUT, () -> isBlockedIn(thread, classNames, methodName),
+            () -> thread.getName() + " blocked in " + channel.getClass().getName() + "." + methodName + ", state="
+                + thread.getState() + " at " + topFrames(thread, 12));
     }
 
     /**
@@ -70,10 +75,10 @@ final class Await {
             .collect(Collectors.joining(" <- ", "[", "]"));
     }
 
-    private static boolean isBlockedIn(final Thread thread, final String className, final String methodName) {
+    private static boolean isBlockedIn(final Thread thread, final Set<String> classNames, final String methodName) {
         final StackTraceElement[] frames = thread.getStackTrace();
         final boolean inMethod = Arrays.stream(frames)
-            .anyMatch(frame -> frame.getClassName().equals(className) && frame.getMethodName().equals(methodName));
+            .anyMatch(frame -> classNames.contains(frame.getClassName()) && frame.getMethodName().equals(methodName));
         if (!inMethod) {
             return false;
         }
