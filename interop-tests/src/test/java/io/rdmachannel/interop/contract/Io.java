@@ -71,6 +71,25 @@ final class Io {
     }
 
     /**
+     * One read into a {@link PatternReceiver}: a non-blocking channel waits for OP_READ when the read returns 0.
+     *
+     * @param channel  the channel.
+     * @param receiver the receiver.
+     * @param state    the test's state.
+     * @return bytes read (at least 1), or -1.
+     * @throws IOException from the channel.
+     */
+    static int read(final SocketChannel channel, final PatternReceiver receiver, final ConnectionState state)
+        throws IOException {
+        int read;
+        while ((read = receiver.readOnce(channel)) == 0) {
+            state.step("await OP_READ");
+            awaitReady(channel, SelectionKey.OP_READ);
+        }
+        return read;
+    }
+
+    /**
      * Reads exactly {@code length} bytes, failing on an early end of stream.
      *
      * @param channel the channel.
