@@ -74,6 +74,13 @@ final class ShmChildProcess implements AutoCloseable {
     }
 
     /**
+     * Close the child's stdin: a child that reads the end of it closes everything and exits 0.
+     */
+    void endInput() {
+        in.close();
+    }
+
+    /**
      * Send a command and return its reply, which must start with {@code prefix}.
      */
     String command(final String line, final String prefix) {

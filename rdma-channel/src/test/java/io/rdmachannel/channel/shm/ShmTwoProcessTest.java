@@ -236,6 +236,29 @@ class ShmTwoProcessTest {
         assertDirectoryEmpty();
     }
 
+    @Test
+    @Timeout(60)
+    void shouldKeepTheFoldersOfALiveProcessWithTwoDevicesWhenAnotherProcessOpensOne() throws Exception {
+        try (RdmaDevice first = RdmaProviders.byName("shm").openDevice(null);
+            RdmaDevice second = RdmaProviders.byName("shm").openDevice(null)) {
+            final List<String> parentFolders = Stream.of(first.queryGid(1, 0), second.queryGid(1, 0))
+                .map(gid -> HexFormat.of().formatHex(gid)).sorted().toList();
+            assertEquals(parentFolders, listDirectory());
+
+            child = ShmChildProcess.start(directory, PIECE);
+            childEndpoint = ShmProcessPeer.Endpoint.parse(child.expect("gid="));
+            final List<String> expected = Stream.concat(parentFolders.stream(),
+                Stream.of(HexFormat.of().formatHex(childEndpoint.gid()))).sorted().toList();
+            assertEquals(expected, listDirectory(), "the child's device reclaimed a folder of a live process");
+            for (final String folder : parentFolders) {
+                assertTrue(Files.exists(directory.resolve(folder).resolve(ShmDirectory.LOCK_FILE)), folder);
+            }
+            child.endInput();
+            assertEquals(0, child.awaitExit());
+        }
+        assertDirectoryEmpty();
+    }
+
     // ----- helpers -----
 
     private void connect(final long regionLength) throws IOException {
