@@ -15,6 +15,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 import org.slf4j.Logger;
@@ -29,6 +30,9 @@ final class ShmDirectory {
     static final String LOCK_FILE = "lock";
     private static final Logger LOG = LoggerFactory.getLogger(ShmDirectory.class);
     private static final Set<PosixFilePermission> PRIVATE_DIRECTORY = PosixFilePermissions.fromString("rwx------");
+    // Folders this process has locked. Never probe their lock files: closing any channel to a file drops every
+    // POSIX lock this process holds on it, and another process would then reclaim a live device's folder.
+    private static final Set<Path> LOCKED_HERE = ConcurrentHashMap.newKeySet();
 
     private ShmDirectory() {
     }
@@ -76,11 +80,24 @@ final class ShmDirectory {
             if (channel.tryLock() == null) {
                 throw new IOException("cannot lock new shm device folder " + folder);
             }
+            LOCKED_HERE.add(folder.toAbsolutePath().normalize());
             return channel;
         } catch (final IOException | RuntimeException ex) {
             channel.close();
             deleteRecursively(folder);
             throw ex;
+        }
+    }
+
+    /**
+     * Release a folder locked by {@link #createAndLock} and delete it.
+     */
+    static void unlockAndDelete(final Path folder, final FileChannel lock) throws IOException {
+        try {
+            lock.close();
+            deleteRecursively(folder);
+        } finally {
+            LOCKED_HERE.remove(folder.toAbsolutePath().normalize());
         }
     }
 
@@ -109,6 +126,9 @@ final class ShmDirectory {
      * @return true if it was deleted.
      */
     static boolean reclaimIfDead(final Path folder) {
+        if (LOCKED_HERE.contains(folder.toAbsolutePath().normalize())) {
+            return false;
+        }
         final Path lockFile = folder.resolve(LOCK_FILE);
         try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
             final FileLock lock = channel.tryLock();
