@@ -99,8 +99,7 @@ final class ShmDevice implements RdmaDevice {
             if (table != null) {
                 table.close();
             }
-            lock.close();
-            ShmDirectory.deleteRecursively(folder);
+            ShmDirectory.unlockAndDelete(folder, lock);
             throw ex;
         }
     }
@@ -181,8 +180,7 @@ final class ShmDevice implements RdmaDevice {
         peers.clear();
         memoryRegionTable.close();
         try {
-            lock.close();
-            ShmDirectory.deleteRecursively(folder);
+            ShmDirectory.unlockAndDelete(folder, lock);
         } catch (final IOException ex) {
             LOG.debug("cannot delete shm device folder {}", folder, ex);
         }

@@ -15,6 +15,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 import org.slf4j.Logger;
@@ -29,6 +30,11 @@ final class ShmDirectory {
     static final String LOCK_FILE = "lock";
     private static final Logger LOG = LoggerFactory.getLogger(ShmDirectory.class);
     private static final Set<PosixFilePermission> PRIVATE_DIRECTORY = PosixFilePermissions.fromString("rwx------");
+    /**
+     * Folders whose lock this process holds. Their lock file must never be opened again here: closing any descriptor
+     * of a file drops every POSIX lock the process holds on it, which would let another process reclaim the folder.
+     */
+    private static final Set<Path> LOCKED_HERE = ConcurrentHashMap.newKeySet();
 
     private ShmDirectory() {
     }
@@ -76,6 +82,7 @@ final class ShmDirectory {
             if (channel.tryLock() == null) {
                 throw new IOException("cannot lock new shm device folder " + folder);
             }
+            LOCKED_HERE.add(folder.toAbsolutePath().normalize());
             return channel;
         } catch (final IOException | RuntimeException ex) {
             channel.close();
@@ -109,6 +116,9 @@ final class ShmDirectory {
      * @return true if it was deleted.
      */
     static boolean reclaimIfDead(final Path folder) {
+        if (LOCKED_HERE.contains(folder.toAbsolutePath().normalize())) {
+            return false;
+        }
         final Path lockFile = folder.resolve(LOCK_FILE);
         try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
             final FileLock lock = channel.tryLock();
@@ -144,6 +154,18 @@ final class ShmDirectory {
             // raced with another reclaimer
         }
         return false;
+    }
+
+    /**
+     * Release the lock of a folder created by {@link #createAndLock(Path)} and delete the folder.
+     */
+    static void unlockAndDelete(final Path folder, final FileChannel lock) throws IOException {
+        try {
+            lock.close();
+        } finally {
+            LOCKED_HERE.remove(folder.toAbsolutePath().normalize());
+        }
+        deleteRecursively(folder);
     }
 
     static void deleteRecursively(final Path folder) throws IOException {
