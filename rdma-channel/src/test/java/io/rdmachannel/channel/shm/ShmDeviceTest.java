@@ -17,6 +17,7 @@ import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -25,6 +26,7 @@ import java.util.HexFormat;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 class ShmDeviceTest {
@@ -148,6 +150,21 @@ class ShmDeviceTest {
         // the first device still works after the second one scanned the directory
         final ProtectionDomain pd = fixture.own(first.allocateProtectionDomain());
         fixture.own(pd.allocate(64, 0));
+    }
+
+    @Test
+    @Timeout(30)
+    void shouldKeepItsFolderLockedForOtherProcessesWhenAnotherDeviceOpens() throws Exception {
+        final RdmaDevice first = fixture.device();
+        final Path folder = folderOf(first);
+        fixture.device();
+        final String java = ProcessHandle.current().info().command().orElseThrow();
+        final java.lang.Process probe = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+            ShmReclaimProbe.class.getName(), folder.toString()).redirectErrorStream(true).start();
+        final String output = new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertEquals(0, probe.waitFor());
+        assertEquals("false", output);
+        assertTrue(Files.exists(folder.resolve("mrtable")));
     }
 
     @Test
