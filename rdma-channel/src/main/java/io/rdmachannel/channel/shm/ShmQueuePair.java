@@ -162,7 +162,9 @@ final class ShmQueuePair implements QueuePair {
             throw ex;
         }
         sendQueue.attach();
-        receiveQueue.attach();
+        if (receiveQueue != sendQueue) {
+            receiveQueue.attach();
+        }
         receiveQueue.attachReceiver(queuePair);
         if (srq != null) {
             srq.attach();
@@ -1045,7 +1047,9 @@ final class ShmQueuePair implements QueuePair {
             peer.close();
         }
         receiveCompletionQueue.detachReceiver(this);
-        receiveCompletionQueue.detach();
+        if (receiveCompletionQueue != sendCompletionQueue) {
+            receiveCompletionQueue.detach();
+        }
         sendCompletionQueue.detach();
         if (sharedReceiveQueue != null) {
             sharedReceiveQueue.detach();
