@@ -125,7 +125,12 @@ final class ShmAgent implements AutoCloseable {
     private void run() {
         try {
             while (running) {
-                selector.select(this::onSelected, retryTimeoutMillis());
+                final long timeoutMillis = retryTimeoutMillis();
+                if (timeoutMillis < 0) {
+                    selector.selectNow(this::onSelected);
+                } else {
+                    selector.select(this::onSelected, timeoutMillis);
+                }
                 runTasks();
                 runRetries();
             }
