@@ -433,8 +433,13 @@ final class ShmQueuePair implements QueuePair {
             if ((send.flags & SendFlags.INLINE) != 0) {
                 copyInline(send, slotIndex);
             }
+            // a request waiting at the head is retried by its timer or a wake-up; retrying it here would spend
+            // its retries on unrelated posts
+            final boolean headWaiting = sendExecuted < sendPosted;
             sendPosted++;
-            progressLocked();
+            if (!headWaiting || state == QueuePairState.ERROR.code()) {
+                progressLocked();
+            }
         } finally {
             sendLock.unlock();
         }
