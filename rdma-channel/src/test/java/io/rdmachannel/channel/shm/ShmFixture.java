@@ -349,7 +349,12 @@ final class ShmFixture implements AfterEachCallback, TestExecutionExceptionHandl
         final StringBuilder dump = new StringBuilder("state after the failure of ")
             .append(context.getDisplayName()).append(':');
         for (final Object object : watched) {
-            dump.append(System.lineSeparator()).append("  ").append(object);
+            dump.append(System.lineSeparator()).append("  ");
+            try {
+                dump.append(object);
+            } catch (final RuntimeException ex) {
+                dump.append("cannot describe: ").append(ex);
+            }
         }
         System.err.println(dump);
         throw throwable;
