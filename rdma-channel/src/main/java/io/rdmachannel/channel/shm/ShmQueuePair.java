@@ -196,6 +196,10 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public QueuePairState state() {
+        if (closed) {
+            // the block is unmapped once closed
+            return QueuePairState.ERROR;
+        }
         final int code = sharedState();
         return code == QueuePairBlockDescriptor.STATE_DESTROYED ? QueuePairState.ERROR : QueuePairState.fromCode(code);
     }
