@@ -201,6 +201,7 @@ class ShmResourceTest {
         sendCq.close();
         assertEquals("completion queue " + id + " is closed",
             assertThrows(IllegalStateException.class, () -> sendCq.poll(c -> { }, 1)).getMessage());
+        assertTrue(sendCq.toString().contains("closed=true"), sendCq.toString());
         assertEquals("completion queue " + id + " is closed",
             assertThrows(IllegalStateException.class, () -> pd.createQueuePair(new QueuePairInitAttributes()
                 .sendCompletionQueue(sendCq).receiveCompletionQueue(recvCq))).getMessage());
