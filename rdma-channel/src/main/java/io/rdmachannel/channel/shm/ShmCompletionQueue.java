@@ -283,7 +283,8 @@ final class ShmCompletionQueue implements CompletionQueue {
     @Override
     public String toString() {
         return "ShmCompletionQueue{id=" + id + ", capacity=" + capacity + ", sendCompletions=" + (ringTail - ringHead)
-            + ", receivers=" + receivers.length + ", armed=" + Atomics.getIntVolatile(armed, ARMED_OFFSET)
+            + ", receivers=" + receivers.length
+            + ", armed=" + (closed ? "-" : Atomics.getIntVolatile(armed, ARMED_OFFSET))
             + ", overrun=" + overrun + ", closed=" + closed + '}';
     }
 }

@@ -30,8 +30,10 @@ final class ShmDirectory {
     static final String LOCK_FILE = "lock";
     private static final Logger LOG = LoggerFactory.getLogger(ShmDirectory.class);
     private static final Set<PosixFilePermission> PRIVATE_DIRECTORY = PosixFilePermissions.fromString("rwx------");
-    // Folders this process has locked. Never probe their lock files: closing any channel to a file drops every
-    // POSIX lock this process holds on it, and another process would then reclaim a live device's folder.
+    /**
+     * Folders whose lock this process holds. Their lock file must never be opened again here: closing any descriptor
+     * of a file drops every POSIX lock the process holds on it, which would let another process reclaim the folder.
+     */
     private static final Set<Path> LOCKED_HERE = ConcurrentHashMap.newKeySet();
 
     private ShmDirectory() {

@@ -163,7 +163,9 @@ final class ShmQueuePair implements QueuePair {
             throw ex;
         }
         sendQueue.attach();
-        receiveQueue.attach();
+        if (receiveQueue != sendQueue) {
+            receiveQueue.attach();
+        }
         receiveQueue.attachReceiver(queuePair);
         if (srq != null) {
             srq.attach();
@@ -195,6 +197,10 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public QueuePairState state() {
+        if (closed) {
+            // the block is unmapped once closed
+            return QueuePairState.ERROR;
+        }
         final int code = sharedState();
         return code == QueuePairBlockDescriptor.STATE_DESTROYED ? QueuePairState.ERROR : QueuePairState.fromCode(code);
     }
@@ -433,8 +439,13 @@ final class ShmQueuePair implements QueuePair {
             if ((send.flags & SendFlags.INLINE) != 0) {
                 copyInline(send, slotIndex);
             }
+            // a request waiting at the head is retried by its timer or a wake-up; retrying it here would spend
+            // its retries on unrelated posts
+            final boolean headWaiting = sendExecuted < sendPosted;
             sendPosted++;
-            progressLocked();
+            if (!headWaiting || state == QueuePairState.ERROR.code()) {
+                progressLocked();
+            }
         } finally {
             sendLock.unlock();
         }
@@ -1051,7 +1062,9 @@ final class ShmQueuePair implements QueuePair {
             peer.close();
         }
         receiveCompletionQueue.detachReceiver(this);
-        receiveCompletionQueue.detach();
+        if (receiveCompletionQueue != sendCompletionQueue) {
+            receiveCompletionQueue.detach();
+        }
         sendCompletionQueue.detach();
         if (sharedReceiveQueue != null) {
             sharedReceiveQueue.detach();
