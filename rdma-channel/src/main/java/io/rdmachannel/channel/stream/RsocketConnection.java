@@ -415,8 +415,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             if (!completion.hasImmediate()) {
                 throw new ProtocolException("a message without immediate data arrived");
             }
-            final int immediate = ImmediateData.checkInbound(completion.immediate());
-            switch (ImmediateData.op(immediate)) {
+            final int immediate = completion.immediate();
+            switch (ImmediateData.checkInbound(immediate)) {
                 case ImmediateData.DATA -> onData(ImmediateData.operand(immediate));
                 case ImmediateData.SGL -> onCreditLimit(ImmediateData.creditLimit(immediate));
                 case ImmediateData.CTRL -> onControl(ImmediateData.operand(immediate));

@@ -16,23 +16,20 @@ final class BlockingStream {
     }
 
     /**
-     * An observer that unparks one thread.
+     * An observer that unparks the threads waiting on it; a connection's reader and writer may share it.
      */
     static final class Waker implements ReadinessObserver {
-        private volatile Thread waiter;
+        private final java.util.Set<Thread> waiters = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
         void waitFor() {
-            waiter = Thread.currentThread();
+            waiters.add(Thread.currentThread());
             LockSupport.parkNanos(this, PARK_NANOS);
-            waiter = null;
+            waiters.remove(Thread.currentThread());
         }
 
         @Override
         public void onReadiness() {
-            final Thread thread = waiter;
-            if (thread != null) {
-                LockSupport.unpark(thread);
-            }
+            waiters.forEach(LockSupport::unpark);
         }
     }
 

@@ -13,6 +13,8 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 
@@ -24,14 +26,17 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RsocketStreamTest {
     private StreamTransport transport;
+    private ExecutorService threads;
 
     @BeforeEach
     void open() {
         transport = StreamTransports.open(RdmaProviders.byName("shm"));
+        threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
     }
 
     @AfterEach
     void close() {
+        threads.shutdownNow();
         StreamTransports.close(transport);
     }
 
@@ -40,8 +45,10 @@ class RsocketStreamTest {
         final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
         try (StreamListener listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
             8, new StreamOptions(), serverWaker)) {
+            final StreamConnection[] accepted = new StreamConnection[1];
             final CompletableFuture<Long> server = CompletableFuture.supplyAsync(() -> {
                 try (StreamConnection connection = BlockingStream.accept(listener, serverWaker)) {
+                    accepted[0] = connection;
                     final ByteBuffer buffer = ByteBuffer.allocate(70_000);
                     long total = 0;
                     int count;
@@ -54,28 +61,39 @@ class RsocketStreamTest {
                 } catch (final IOException ex) {
                     throw new IllegalStateException(ex);
                 }
-            });
+            }, threads);
             final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
             final StreamConnector connector = transport.connect(listener.localAddress(), null, new StreamOptions(),
                 clientWaker);
             try (StreamConnection client = BlockingStream.connect(connector, clientWaker)) {
                 final byte[] message = new byte[200_000];
                 new Random(1).nextBytes(message);
+                final BlockingStream.Waker readerWaker = new BlockingStream.Waker();
                 final CompletableFuture<byte[]> echoed = CompletableFuture.supplyAsync(() -> {
                     final ByteBuffer received = ByteBuffer.allocate(message.length);
                     try {
-                        while (received.hasRemaining() && BlockingStream.read(client, received, clientWaker) > 0) {
+                        while (received.hasRemaining() && BlockingStream.read(client, received, readerWaker) > 0) {
                             // keep reading
                         }
-                        assertEquals(-1, BlockingStream.read(client, ByteBuffer.allocate(1), clientWaker));
+                        assertEquals(-1, BlockingStream.read(client, ByteBuffer.allocate(1), readerWaker));
                     } catch (final IOException ex) {
                         throw new IllegalStateException(ex);
                     }
                     return received.array();
+                }, threads);
+                final Thread watchdog = Thread.ofPlatform().daemon().start(() -> {
+                    try {
+                        Thread.sleep(5000);
+                        System.out.println("STALL client " + client.describe());
+                        System.out.println("STALL server " + (accepted[0] == null ? "-" : accepted[0].describe()));
+                    } catch (final InterruptedException ignore) {
+                        // finished in time
+                    }
                 });
                 BlockingStream.writeFully(client, ByteBuffer.wrap(message), clientWaker);
                 client.shutdownOutput();
                 assertArrayEquals(message, echoed.get(30, TimeUnit.SECONDS), client.describe());
+                watchdog.interrupt();
                 assertEquals(message.length, server.get(30, TimeUnit.SECONDS));
             }
         }
@@ -100,7 +118,7 @@ class RsocketStreamTest {
                 } catch (final IOException ex) {
                     throw new IllegalStateException(ex);
                 }
-            });
+            }, threads);
             final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
             try (StreamConnection client = BlockingStream.connect(transport.connect(listener.localAddress(), null,
                 new StreamOptions(), clientWaker), clientWaker)) {
