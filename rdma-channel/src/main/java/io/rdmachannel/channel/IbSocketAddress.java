@@ -148,8 +148,10 @@ public final class IbSocketAddress extends SocketAddress {
                     pkeySeen = true;
                 } else if ("sid".equals(name) && serviceId == null) {
                     serviceId = parseNumber(text, "sid", value, true, -1L);
-                } else if ("pkey".equals(name) || "sid".equals(name)) {
-                    throw bad(text, name + " given twice (a port stands for a sid)");
+                } else if ("pkey".equals(name)) {
+                    throw bad(text, "pkey given twice");
+                } else if ("sid".equals(name)) {
+                    throw bad(text, "sid given twice (a port stands for a sid)");
                 } else {
                     throw bad(text, "unknown parameter \"" + name + "\" (expected pkey or sid)");
                 }
