@@ -585,9 +585,13 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 final StreamConnection stream = connection;
                 if (blocking) {
                     final int length = src.remaining();
-                    n = stream.write(src);
-                    while (src.hasRemaining() && (n > 0 || awaitReady(stream, StreamReadiness.WRITE, 0))) {
+                    try {
                         n = stream.write(src);
+                        while (src.hasRemaining() && (n > 0 || awaitReady(stream, StreamReadiness.WRITE, 0))) {
+                            n = stream.write(src);
+                        }
+                    } catch (final IOException ex) {
+                        rethrowUnlessShut(ex);
                     }
                     n = length - src.remaining();
                     completed = !src.hasRemaining();
@@ -624,10 +628,14 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 final StreamConnection stream = connection;
                 if (blocking) {
                     final long length0 = remaining(srcs, offset, length);
-                    long step = stream.write(srcs, offset, length);
-                    while (hasRemaining(srcs, offset, length)
-                        && (step > 0 || awaitReady(stream, StreamReadiness.WRITE, 0))) {
-                        step = stream.write(srcs, offset, length);
+                    try {
+                        long step = stream.write(srcs, offset, length);
+                        while (hasRemaining(srcs, offset, length)
+                            && (step > 0 || awaitReady(stream, StreamReadiness.WRITE, 0))) {
+                            step = stream.write(srcs, offset, length);
+                        }
+                    } catch (final IOException ex) {
+                        rethrowUnlessShut(ex);
                     }
                     n = length0 - remaining(srcs, offset, length);
                     completed = !hasRemaining(srcs, offset, length);
@@ -671,6 +679,8 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 while (src.hasRemaining() && (n > 0 || awaitReady(stream, StreamReadiness.WRITE, 0))) {
                     n = stream.write(src);
                 }
+            } catch (final IOException ex) {
+                rethrowUnlessShut(ex);
             } finally {
                 endWrite(true, !src.hasRemaining());
             }
@@ -736,6 +746,16 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         return isOpen() && !(op == StreamReadiness.READ ? isInputClosed : isOutputClosed);
     }
 
+    /**
+     * A blocked write that fails because another thread closed the channel or shut its output down ends as an
+     * asynchronous close (reported by the caller), not with the engine's exception.
+     */
+    private void rethrowUnlessShut(final IOException failure) throws IOException {
+        if (isOpen() && !isOutputClosed) {
+            throw failure;
+        }
+    }
+
     private static void checkWritable(final ByteBuffer dst) {
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("Read-only buffer");
@@ -769,8 +789,9 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 throw new NotYetConnectedException();
             }
             if (!isInputClosed) {
-                connection.shutdownInput();
+                // flag first: a reader woken by the engine must see it
                 isInputClosed = true;
+                connection.shutdownInput();
             }
         }
         relay.onReadiness();
@@ -785,8 +806,9 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 throw new NotYetConnectedException();
             }
             if (!isOutputClosed) {
-                connection.shutdownOutput();
+                // flag first: a writer woken by the engine must see it
                 isOutputClosed = true;
+                connection.shutdownOutput();
             }
         }
         relay.onReadiness();
