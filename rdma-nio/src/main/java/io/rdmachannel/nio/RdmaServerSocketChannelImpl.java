@@ -161,6 +161,7 @@ final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implemen
     private SocketChannel implAccept(final boolean blocking, final long deadline) throws IOException {
         acceptLock.lock();
         try {
+            ensureOpen();
             final ReadinessRelay childRelay = new ReadinessRelay();
             StreamConnection accepted = null;
             try {

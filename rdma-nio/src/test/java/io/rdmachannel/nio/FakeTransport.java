@@ -75,6 +75,10 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
         return listener;
     }
 
+    Map<Object, FakeListener> listeners() {
+        return listeners;
+    }
+
     void unlisten(final FakeListener listener) {
         listeners.remove(key(listener.localAddress()), listener);
     }
