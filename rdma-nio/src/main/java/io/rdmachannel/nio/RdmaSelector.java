@@ -231,6 +231,9 @@ final class RdmaSelector extends AbstractSelector {
                 if (ready != 0) {
                     anyReady = true;
                     updated += update(key, ready, action);
+                } else if (action == null && key.isValid() && !selectedKeys.contains(key)) {
+                    // as the JDK: a polled key outside the selected set gets its ready set replaced, even by 0
+                    key.readyOps(0);
                 }
             }
             processDeregisterQueue();

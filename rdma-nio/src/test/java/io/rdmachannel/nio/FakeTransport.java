@@ -7,8 +7,10 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -43,6 +45,7 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
     /** The options given to every connect. */
     final List<StreamOptions> connectOptions = new CopyOnWriteArrayList<>();
     final AtomicInteger arms = new AtomicInteger();
+    private final Queue<Runnable> held = new ConcurrentLinkedQueue<>();
 
     FakeTransport() {
         this(64 * 1024);
@@ -100,10 +103,22 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
             from = new InetSocketAddress(InetAddress.getLoopbackAddress(), nextPort.incrementAndGet());
         }
         final FakeConnector connector = new FakeConnector(this, observer);
-        if (!unanswered.contains(key(remote))) {
+        if (unanswered.contains(key(remote))) {
+            held.add(() -> complete(connector, from, remote));
+        } else {
             execute(() -> complete(connector, from, remote));
         }
         return connector;
+    }
+
+    /**
+     * Answer the connects held so far (to addresses in {@link #unanswered}), on the engine thread.
+     */
+    void release() {
+        Runnable task;
+        while ((task = held.poll()) != null) {
+            execute(task);
+        }
     }
 
     private void complete(final FakeConnector connector, final SocketAddress from, final SocketAddress remote) {

@@ -113,13 +113,15 @@ class SocketChannelStateTest {
     void shouldConnectNonBlockingThroughPendingState() throws IOException {
         final RdmaSocketChannel channel = fixture.socket();
         channel.configureBlocking(false);
-        fixture.listening();
+        fixture.transport.unanswered.add(fixture.serverAddress().getPort());
 
         assertFalse(channel.connect(fixture.serverAddress()));
         assertTrue(channel.isConnectionPending());
+        assertFalse(channel.finishConnect());
         assertThrows(ConnectionPendingException.class, () -> channel.connect(fixture.serverAddress()));
         assertThrows(ConnectionPendingException.class, () -> channel.bind(null));
         assertEquals(fixture.serverAddress(), channel.getRemoteAddress());
+        fixture.transport.release();
         ChannelFixture.await("finishConnect", () -> {
             try {
                 return channel.finishConnect();
@@ -157,8 +159,10 @@ class SocketChannelStateTest {
     void shouldCloseTheChannelWhenFinishConnectFails() throws IOException {
         final RdmaSocketChannel channel = fixture.socket();
         channel.configureBlocking(false);
+        fixture.transport.unanswered.add(9);
 
         assertFalse(channel.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), 9)));
+        fixture.transport.release();
         ChannelFixture.await("failure", () -> {
             try {
                 channel.finishConnect();
