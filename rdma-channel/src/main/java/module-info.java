@@ -6,6 +6,7 @@ module io.rdmachannel.channel {
     // Agrona is an automatic module (see -Xlint:-requires-automatic in the parent pom).
     requires org.agrona;
 
+    exports io.rdmachannel.channel;
     exports io.rdmachannel.channel.spi;
     exports io.rdmachannel.channel.cm;
     // The stream engine's seam, for the NIO face only.

@@ -1,3 +1,9 @@
+/**
+ * The JDK NIO face of rdmachannel: {@code SocketChannel}, {@code ServerSocketChannel} and {@code Selector}
+ * implementations over the RDMA byte-stream engine.
+ */
 module io.rdmachannel.nio {
     requires io.rdmachannel.channel;
+
+    exports io.rdmachannel.nio;
 }

@@ -47,4 +47,15 @@ class ModuleLoadTest {
 
         assertTrue(required.contains("io.rdmachannel.channel"), MODULE_NAME + " requires only " + required);
     }
+
+    @Test
+    void shouldExportOnlyTheApiPackageAndShipNoProviderServiceFile() {
+        ModuleDescriptor descriptor = ModuleFinder.of(CLASSES).find(MODULE_NAME).orElseThrow().descriptor();
+
+        assertEquals(Set.of("io.rdmachannel.nio"), descriptor.exports().stream()
+            .map(ModuleDescriptor.Exports::source)
+            .collect(Collectors.toSet()));
+        assertTrue(descriptor.provides().isEmpty(), "provides " + descriptor.provides());
+        assertFalse(Files.exists(CLASSES.resolve("META-INF/services/java.nio.channels.spi.SelectorProvider")));
+    }
 }

@@ -23,7 +23,8 @@ final class ContractTransports {
      * Every transport under test; the JDK oracle comes first.
      */
     static final List<ContractTransport> ALL = List.of(
-        new JdkTcpTransport());
+        new JdkTcpTransport(),
+        new RdmaShmTransport());
 
     private ContractTransports() {
     }

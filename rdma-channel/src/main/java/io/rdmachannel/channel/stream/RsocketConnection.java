@@ -286,8 +286,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     // ----- readiness -----
 
-    @Override
-    public void observer(final ReadinessObserver newObserver) {
+    /**
+     * Set the observer {@link #arm()} reports to.
+     */
+    void observer(final ReadinessObserver newObserver) {
         this.observer = newObserver;
     }
 

@@ -59,7 +59,6 @@ final class RsocketListener implements StreamListener {
             inProgress--;
             if (!closed) {
                 established.add(connection);
-                connection.observer(null);
             }
         }
         if (closed) {
@@ -74,8 +73,12 @@ final class RsocketListener implements StreamListener {
     }
 
     @Override
-    public synchronized StreamConnection accept() {
-        return established.poll();
+    public synchronized StreamConnection accept(final ReadinessObserver connectionObserver) {
+        final RsocketConnection connection = established.poll();
+        if (connection != null) {
+            connection.observer(connectionObserver);
+        }
+        return connection;
     }
 
     @Override

@@ -65,13 +65,6 @@ public interface StreamConnection extends AutoCloseable {
      */
     void arm();
 
-    /**
-     * Set the observer {@link #arm()} reports to. A connection from {@link StreamTransport#connect} starts with the
-     * connector's observer; one from {@link StreamListener#accept()} starts with none.
-     *
-     * @param observer the observer.
-     */
-    void observer(ReadinessObserver observer);
 
     /**
      * Wait for a completion by polling instead of parking, for up to the given time.

@@ -10,10 +10,12 @@ public interface StreamListener extends AutoCloseable {
     /**
      * Take the next established connection.
      *
+     * @param observer told when the connection's readiness may have changed after its {@code arm()}; the NIO face
+     *     creates one per accepted channel (the listener's own observer is for the listener only).
      * @return the connection, owned by the caller, or {@code null} if none is waiting.
      * @throws IOException if the listener failed.
      */
-    StreamConnection accept() throws IOException;
+    StreamConnection accept(ReadinessObserver observer) throws IOException;
 
     /**
      * {@link StreamReadiness#ACCEPT} when a connection is waiting or the listener failed, else 0.

@@ -27,8 +27,8 @@ public interface StreamTransport {
      * Listen for connections.
      *
      * @param local the address to bind; port 0 picks a free port, a wildcard address listens on every address.
-     * @param backlog the most established connections waiting for {@link StreamListener#accept()}; below 1 means the
-     *     default (50).
+     * @param backlog the most established connections waiting for
+     *     {@link StreamListener#accept(ReadinessObserver)}; below 1 means the default (50).
      * @param options settings inherited by accepted connections; copied.
      * @param observer told when a connection may be waiting.
      * @return the listener, owned by the caller.

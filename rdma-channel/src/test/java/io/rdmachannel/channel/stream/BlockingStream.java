@@ -37,13 +37,11 @@ final class BlockingStream {
         while (true) {
             StreamConnection connection = connector.finish();
             if (connection != null) {
-                connection.observer(waker);
                 return connection;
             }
             connector.arm();
             connection = connector.finish();
             if (connection != null) {
-                connection.observer(waker);
                 return connection;
             }
             waker.waitFor();
@@ -52,13 +50,12 @@ final class BlockingStream {
 
     static StreamConnection accept(final StreamListener listener, final Waker waker) throws IOException {
         while (true) {
-            StreamConnection connection = listener.accept();
+            StreamConnection connection = listener.accept(waker);
             if (connection == null) {
                 listener.arm();
-                connection = listener.accept();
+                connection = listener.accept(waker);
             }
             if (connection != null) {
-                connection.observer(waker);
                 return connection;
             }
             waker.waitFor();

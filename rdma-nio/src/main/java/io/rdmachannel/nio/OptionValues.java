@@ -1,0 +1,165 @@
+package io.rdmachannel.nio;
+
+import static java.net.StandardSocketOptions.IP_TOS;
+import static java.net.StandardSocketOptions.SO_KEEPALIVE;
+import static java.net.StandardSocketOptions.SO_LINGER;
+import static java.net.StandardSocketOptions.SO_RCVBUF;
+import static java.net.StandardSocketOptions.SO_REUSEADDR;
+import static java.net.StandardSocketOptions.SO_SNDBUF;
+import static java.net.StandardSocketOptions.TCP_NODELAY;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_BUSY_POLL;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_INLINE_SIZE;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE;
+
+import java.net.SocketOption;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import io.rdmachannel.channel.stream.StreamOptions;
+
+/**
+ * The option values of one channel; guarded by the channel's state lock. Ring sizes keep the value the user set
+ * (for getOption) and give the transport that value clamped to the ring limits (StreamOptions rounds it up to a
+ * power of two).
+ */
+final class OptionValues {
+    static final Set<SocketOption<?>> CLIENT_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_REUSEADDR,
+        SO_LINGER, TCP_NODELAY, IP_TOS, RDMA_SEND_QUEUE_SIZE, RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE,
+        RDMA_BUSY_POLL);
+    static final Set<SocketOption<?>> SERVER_OPTIONS = Set.of(SO_RCVBUF, SO_REUSEADDR, RDMA_SEND_QUEUE_SIZE,
+        RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL);
+
+    private final StreamOptions stream = new StreamOptions();
+    private int sendBuffer = StreamOptions.SEND_BUFFER_DEFAULT;
+    private int receiveBuffer = StreamOptions.RECEIVE_BUFFER_DEFAULT;
+    private boolean reuseAddress;
+    private int linger = -1;
+    private boolean noDelay;
+    private int trafficClass;
+    private int busyPollMicros;
+
+    OptionValues(final boolean reuseAddress) {
+        this.reuseAddress = reuseAddress;
+    }
+
+    /**
+     * The options an accepted channel starts with: the listener's ring and queue settings, the rest default.
+     */
+    OptionValues inherit() {
+        final OptionValues child = new OptionValues(false);
+        child.receiveBuffer = receiveBuffer;
+        child.busyPollMicros = busyPollMicros;
+        child.stream.receiveBufferSize(stream.receiveBufferSize()).sendQueueSize(stream.sendQueueSize())
+            .receiveQueueSize(stream.receiveQueueSize()).inlineSize(stream.inlineSize())
+            .busyPollNanos(stream.busyPollNanos());
+        return child;
+    }
+
+    static void checkType(final Set<SocketOption<?>> supported, final SocketOption<?> name, final Object value) {
+        Objects.requireNonNull(name, "name");
+        if (!supported.contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        if (!name.type().isInstance(value)) {
+            throw new IllegalArgumentException("Invalid value '" + value + "'");
+        }
+    }
+
+    static void checkSupported(final Set<SocketOption<?>> supported, final SocketOption<?> name) {
+        Objects.requireNonNull(name, "name");
+        if (!supported.contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+    }
+
+    void set(final SocketOption<?> name, final Object value) {
+        if (name == SO_SNDBUF) {
+            sendBuffer = bufferSize((Integer) value);
+            stream.sendBufferSize(clampRing(sendBuffer));
+        } else if (name == SO_RCVBUF) {
+            receiveBuffer = bufferSize((Integer) value);
+            stream.receiveBufferSize(clampRing(receiveBuffer));
+        } else if (name == SO_KEEPALIVE) {
+            stream.keepAlive((Boolean) value);
+        } else if (name == SO_REUSEADDR) {
+            reuseAddress = (Boolean) value;
+        } else if (name == SO_LINGER) {
+            linger = Math.min(Math.max((Integer) value, -1), 0xFFFF);
+        } else if (name == TCP_NODELAY) {
+            noDelay = (Boolean) value;
+        } else if (name == IP_TOS) {
+            final int tos = (Integer) value;
+            if (tos < 0 || tos > 255) {
+                throw new IllegalArgumentException("Invalid IP_TOS value");
+            }
+            trafficClass = tos;
+        } else if (name == RDMA_SEND_QUEUE_SIZE) {
+            stream.sendQueueSize((Integer) value);
+        } else if (name == RDMA_RECEIVE_QUEUE_SIZE) {
+            stream.receiveQueueSize((Integer) value);
+        } else if (name == RDMA_INLINE_SIZE) {
+            stream.inlineSize((Integer) value);
+        } else if (name == RDMA_BUSY_POLL) {
+            final int micros = (Integer) value;
+            if (micros < 0) {
+                throw new IllegalArgumentException("RDMA_BUSY_POLL must be at least 0: RDMA_BUSY_POLL=" + micros);
+            }
+            stream.busyPollNanos(TimeUnit.MICROSECONDS.toNanos(micros));
+            busyPollMicros = micros;
+        } else {
+            throw new AssertionError(name);
+        }
+    }
+
+    Object get(final SocketOption<?> name) {
+        if (name == SO_SNDBUF) {
+            return sendBuffer;
+        } else if (name == SO_RCVBUF) {
+            return receiveBuffer;
+        } else if (name == SO_KEEPALIVE) {
+            return stream.keepAlive();
+        } else if (name == SO_REUSEADDR) {
+            return reuseAddress;
+        } else if (name == SO_LINGER) {
+            return linger;
+        } else if (name == TCP_NODELAY) {
+            return noDelay;
+        } else if (name == IP_TOS) {
+            return trafficClass;
+        } else if (name == RDMA_SEND_QUEUE_SIZE) {
+            return stream.sendQueueSize();
+        } else if (name == RDMA_RECEIVE_QUEUE_SIZE) {
+            return stream.receiveQueueSize();
+        } else if (name == RDMA_INLINE_SIZE) {
+            return stream.inlineSize();
+        } else if (name == RDMA_BUSY_POLL) {
+            return busyPollMicros;
+        }
+        throw new AssertionError(name);
+    }
+
+    int linger() {
+        return linger;
+    }
+
+    long busyPollNanos() {
+        return stream.busyPollNanos();
+    }
+
+    StreamOptions stream() {
+        return stream.copy();
+    }
+
+    private static int bufferSize(final int bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("Invalid send/receive buffer size");
+        }
+        return bytes;
+    }
+
+    private static int clampRing(final int bytes) {
+        return Math.min(Math.max(bytes, StreamOptions.MIN_BUFFER), StreamOptions.MAX_BUFFER);
+    }
+}

@@ -1,0 +1,49 @@
+package io.rdmachannel.nio;
+
+import java.net.SocketOption;
+
+/**
+ * Socket options specific to RDMA channels, accepted by {@link RdmaSocketChannel#setOption} and
+ * {@link RdmaServerSocketChannel#setOption} next to the standard ones. Like the ring sizes behind
+ * {@code SO_SNDBUF}/{@code SO_RCVBUF}, they take effect when the connection is created (connect, or for a server
+ * channel, on the connections it accepts later); set after that they are stored and reported but change nothing.
+ * Out-of-range values are refused with {@link IllegalArgumentException}.
+ */
+public final class RdmaSocketOptions {
+    /**
+     * The send queue depth of the queue pair, in work requests, in [16, 65534]; default 384.
+     */
+    public static final SocketOption<Integer> RDMA_SEND_QUEUE_SIZE = new RdmaOption<>("RDMA_SEND_QUEUE_SIZE",
+        Integer.class);
+
+    /**
+     * The receive queue depth of the queue pair, in work requests, in [16, 65534]; it is also the message credit
+     * granted to the peer. Default 384.
+     */
+    public static final SocketOption<Integer> RDMA_RECEIVE_QUEUE_SIZE = new RdmaOption<>("RDMA_RECEIVE_QUEUE_SIZE",
+        Integer.class);
+
+    /**
+     * The inline threshold in bytes, in [0, 1024]: writes up to this size are copied into the work request instead
+     * of being read by the adapter. Default 64.
+     */
+    public static final SocketOption<Integer> RDMA_INLINE_SIZE = new RdmaOption<>("RDMA_INLINE_SIZE", Integer.class);
+
+    /**
+     * Busy polling, in <em>microseconds</em> (like Linux's {@code SO_BUSY_POLL}), at least 0; default 0. When
+     * positive, a blocking read or write that finds nothing to do first polls the connection's completions on the
+     * calling thread for up to this long before it parks; this trades CPU for latency. Unlike the other options it
+     * takes effect at once, also on a connected channel.
+     */
+    public static final SocketOption<Integer> RDMA_BUSY_POLL = new RdmaOption<>("RDMA_BUSY_POLL", Integer.class);
+
+    private RdmaSocketOptions() {
+    }
+
+    private record RdmaOption<T>(String name, Class<T> type) implements SocketOption<T> {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+}
