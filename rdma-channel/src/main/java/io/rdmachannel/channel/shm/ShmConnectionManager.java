@@ -14,8 +14,6 @@ import io.rdmachannel.channel.spi.QueuePairState;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.ConnectException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
@@ -26,7 +24,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,8 +46,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *  frame: length u32 (of what follows), magic u32 "RDCM", type u8, then by type (big-endian):
- *   REQ 1: version u8, gid[16], qpn u32, psn u32, source address (len u8 + bytes, port u16),
- *          target address (len u8 + bytes), private data (len u16 + bytes)
+ *   REQ 1: version u8, gid[16], qpn u32, psn u32, source address, target address (ShmAddresses),
+ *          private data (len u16 + bytes)
  *   REP 2: gid[16], qpn u32, psn u32, private data (len u16 + bytes)
  *   REJ 3: reason u8, private data (len u16 + bytes)
  *   RTU 4: nothing
@@ -106,17 +103,20 @@ final class ShmConnectionManager implements ConnectionManager {
     @Override
     public CmListener listen(final SocketAddress local, final int backlog, final ConnectionRequestFilter filter,
         final CmEndpointFactory factory) throws IOException {
-        final InetSocketAddress address = inet(local);
-        final InetAddress host = address.getAddress();
+        final SocketAddress address = ShmAddresses.check(local);
+        if (!ShmAddresses.hasPort(address)) {
+            throw new UnsupportedAddressTypeException();
+        }
         final ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
-            int port = address.getPort();
-            final boolean ephemeral = port == 0;
+            SocketAddress bound = address;
+            final boolean ephemeral = ShmAddresses.port(address) == 0;
             for (int attempt = 0; ; attempt++) {
                 if (ephemeral) {
-                    port = EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW);
+                    bound = ShmAddresses.withPort(address, EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH
+                        - EPHEMERAL_LOW));
                 }
-                if (bindPort(server, host, port)) {
+                if (bindListener(server, bound)) {
                     break;
                 }
                 if (!ephemeral || attempt > 1000) {
@@ -124,9 +124,9 @@ final class ShmConnectionManager implements ConnectionManager {
                 }
             }
             server.configureBlocking(false);
-            final ShmListener listener = new ShmListener(server, new InetSocketAddress(host, port),
-                portPath(host, port), backlog < 1 ? 50 : backlog, filter, factory);
-            execute(() -> listener.register());
+            final ShmListener listener = new ShmListener(server, bound, listenerPath(bound, false),
+                backlog < 1 ? 50 : backlog, filter, factory);
+            execute(listener::register);
             return listener;
         } catch (final IOException | RuntimeException ex) {
             server.close();
@@ -134,9 +134,8 @@ final class ShmConnectionManager implements ConnectionManager {
         }
     }
 
-    private boolean bindPort(final ServerSocketChannel server, final InetAddress host, final int port)
-        throws IOException {
-        final Path path = portPath(host, port);
+    private boolean bindListener(final ServerSocketChannel server, final SocketAddress address) throws IOException {
+        final Path path = listenerPath(address, false);
         if (Files.exists(path) && !isStale(path)) {
             return false;
         }
@@ -158,22 +157,8 @@ final class ShmConnectionManager implements ConnectionManager {
         }
     }
 
-    private Path portPath(final InetAddress host, final int port) {
-        return ports.resolve(hostKey(host) + "_" + port);
-    }
-
-    private static String hostKey(final InetAddress host) {
-        return host.isAnyLocalAddress() ? "any" : host.getHostAddress().replace('%', '-');
-    }
-
-    private static InetSocketAddress inet(final SocketAddress address) {
-        if (!(address instanceof InetSocketAddress inet)) {
-            throw new UnsupportedAddressTypeException();
-        }
-        if (inet.isUnresolved()) {
-            throw new UnresolvedAddressException();
-        }
-        return inet;
+    private Path listenerPath(final SocketAddress address, final boolean wildcard) {
+        return ports.resolve(ShmAddresses.listenerName(address, wildcard));
     }
 
     // ----- connecting -----
@@ -181,21 +166,14 @@ final class ShmConnectionManager implements ConnectionManager {
     @Override
     public CmConnection connect(final SocketAddress remote, final SocketAddress local, final CmEndpoint endpoint)
         throws IOException {
-        final InetSocketAddress target = inet(remote);
-        final InetAddress targetHost = target.getAddress().isAnyLocalAddress()
-            ? InetAddress.getLoopbackAddress() : target.getAddress();
-        final InetSocketAddress source;
-        if (local != null && inet(local).getPort() != 0) {
-            source = inet(local);
-        } else {
-            final InetAddress sourceHost = local != null && !inet(local).getAddress().isAnyLocalAddress()
-                ? inet(local).getAddress() : targetHost;
-            source = new InetSocketAddress(sourceHost,
-                EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW));
+        final SocketAddress target = ShmAddresses.target(ShmAddresses.check(remote));
+        if (local != null && ShmAddresses.check(local).getClass() != target.getClass()) {
+            throw new UnsupportedAddressTypeException();
         }
-        final Handshake handshake = new Handshake(null, endpoint, source, new InetSocketAddress(targetHost,
-            target.getPort()));
-        execute(() -> handshake.start(target.getPort()));
+        final SocketAddress source = ShmAddresses.source(local, target, device.gid(),
+            EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW));
+        final Handshake handshake = new Handshake(null, endpoint, source, target);
+        execute(handshake::start);
         return handshake;
     }
 
@@ -275,7 +253,7 @@ final class ShmConnectionManager implements ConnectionManager {
 
     private final class ShmListener implements CmListener {
         private final ServerSocketChannel server;
-        private final InetSocketAddress localAddress;
+        private final SocketAddress localAddress;
         private final Path path;
         private final int backlog;
         private final ConnectionRequestFilter filter;
@@ -283,7 +261,7 @@ final class ShmConnectionManager implements ConnectionManager {
         private int inProgress;
         private volatile boolean closed;
 
-        ShmListener(final ServerSocketChannel server, final InetSocketAddress localAddress, final Path path,
+        ShmListener(final ServerSocketChannel server, final SocketAddress localAddress, final Path path,
             final int backlog, final ConnectionRequestFilter filter, final CmEndpointFactory factory) {
             this.server = server;
             this.localAddress = localAddress;
@@ -343,8 +321,8 @@ final class ShmConnectionManager implements ConnectionManager {
         private final long deadline = System.nanoTime() + connectTimeoutNanos;
         private final int psn = RANDOM.nextInt(1 << 24);
         private CmEndpoint endpoint;
-        private InetSocketAddress source;
-        private InetSocketAddress target;
+        private SocketAddress source;
+        private SocketAddress target;
         private SocketChannel channel;
         private SelectionKey key;
         private QueuePair queuePair;
@@ -353,8 +331,8 @@ final class ShmConnectionManager implements ConnectionManager {
         private boolean bound;
         private boolean done;
 
-        Handshake(final ShmListener listener, final CmEndpoint endpoint, final InetSocketAddress source,
-            final InetSocketAddress target) {
+        Handshake(final ShmListener listener, final CmEndpoint endpoint, final SocketAddress source,
+            final SocketAddress target) {
             this.listener = listener;
             this.endpoint = endpoint;
             this.source = source;
@@ -371,12 +349,11 @@ final class ShmConnectionManager implements ConnectionManager {
         }
 
         /** Active side: find the listener and open the socket. */
-        void start(final int port) {
+        void start() {
             try {
-                Path path = portPath(target.getAddress(), port);
+                Path path = listenerPath(target, false);
                 if (!Files.exists(path)) {
-                    path = portPath(InetAddress.getByAddress(new byte[target.getAddress().getAddress().length]),
-                        port);
+                    path = listenerPath(target, true);
                 }
                 final SocketChannel socket = SocketChannel.open(StandardProtocolFamily.UNIX);
                 socket.configureBlocking(false);
@@ -419,9 +396,8 @@ final class ShmConnectionManager implements ConnectionManager {
             final ByteBuffer privateData = endpoint.bind(queuePair, null);
             final ByteBuffer frame = frame(REQ);
             frame.put((byte) VERSION).put(device.gid()).putInt(queuePair.number()).putInt(psn);
-            putAddress(frame, source.getAddress());
-            frame.putShort((short) source.getPort());
-            putAddress(frame, target.getAddress());
+            ShmAddresses.put(frame, source);
+            ShmAddresses.put(frame, target);
             putPrivateData(frame, privateData);
             send(frame);
         }
@@ -481,8 +457,8 @@ final class ShmConnectionManager implements ConnectionManager {
             message.get(peerGid);
             final int peerQueuePair = message.getInt();
             final int peerPsn = message.getInt();
-            source = new InetSocketAddress(getAddress(message), Short.toUnsignedInt(message.getShort()));
-            target = new InetSocketAddress(getAddress(message), listener.localAddress.getPort());
+            source = ShmAddresses.get(message);
+            target = ShmAddresses.get(message);
             peerPrivateData = getPrivateData(message);
             if (listener.closed) {
                 reject(RejectReason.CLOSING);
@@ -642,21 +618,6 @@ final class ShmConnectionManager implements ConnectionManager {
         public void close() {
             execute(() -> fail(new IOException("connection attempt cancelled"), null));
         }
-    }
-
-    private static void putAddress(final ByteBuffer frame, final InetAddress address) {
-        final byte[] bytes = address.getAddress();
-        frame.put((byte) bytes.length).put(bytes);
-    }
-
-    private static InetAddress getAddress(final ByteBuffer message) throws IOException {
-        final int length = Byte.toUnsignedInt(message.get());
-        if (length != 4 && length != 16) {
-            throw new IOException("malformed address in handshake: length=" + length);
-        }
-        final byte[] bytes = new byte[length];
-        message.get(bytes);
-        return InetAddress.getByAddress(bytes);
     }
 
     private static void putPrivateData(final ByteBuffer frame, final ByteBuffer privateData) {

@@ -15,6 +15,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
@@ -34,6 +35,7 @@ final class ShmDirectory {
      * Folders whose lock this process holds. Their lock file must never be opened again here: closing any descriptor
      * of a file drops every POSIX lock the process holds on it, which would let another process reclaim the folder.
      */
+    private static final Pattern DEVICE_FOLDER_NAME = Pattern.compile("[0-9a-f]{32}");
     private static final Set<Path> LOCKED_HERE = ConcurrentHashMap.newKeySet();
 
     private ShmDirectory() {
@@ -104,13 +106,14 @@ final class ShmDirectory {
     }
 
     /**
-     * Delete the folders of devices whose process has died.
+     * Delete the folders of devices whose process has died. Only device folders (named by a GID: 32 hex digits)
+     * are considered; anything else in the directory, such as the connection manager's {@code ports}, is left alone.
      *
      * @return the number of folders reclaimed.
      */
     static int reclaimDead(final Path base) {
         int reclaimed = 0;
-        try (DirectoryStream<Path> folders = Files.newDirectoryStream(base)) {
+        try (DirectoryStream<Path> folders = Files.newDirectoryStream(base, ShmDirectory::isDeviceFolderName)) {
             for (final Path folder : folders) {
                 if (Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS) && reclaimIfDead(folder)) {
                     reclaimed++;
@@ -120,6 +123,10 @@ final class ShmDirectory {
             LOG.debug("cannot scan {} for dead shm devices", base, ex);
         }
         return reclaimed;
+    }
+
+    private static boolean isDeviceFolderName(final Path path) {
+        return DEVICE_FOLDER_NAME.matcher(path.getFileName().toString()).matches();
     }
 
     /**

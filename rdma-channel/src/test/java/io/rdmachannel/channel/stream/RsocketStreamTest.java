@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
@@ -138,6 +139,29 @@ class RsocketStreamTest {
                 assertEquals(crc.getValue(), server.get(60, TimeUnit.SECONDS), client.describe());
                 System.out.printf("shm stream: %d MiB in %.1f ms%n", total >> 20,
                     (System.nanoTime() - start) / 1e6);
+            }
+        }
+    }
+
+    @Test
+    void shouldConnectOverInfiniBandAddresses() throws Exception {
+        final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+        final IbSocketAddress wildcard = IbSocketAddress.of(new byte[IbSocketAddress.GID_LENGTH], 0);
+        try (StreamListener listener = transport.listen(wildcard, 4, new StreamOptions(), serverWaker)) {
+            final IbSocketAddress bound = (IbSocketAddress) listener.localAddress();
+            final IbSocketAddress target = IbSocketAddress.parse("ib:[fe80::1]:" + bound.port());
+            final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+            try (StreamConnection client = BlockingStream.connect(transport.connect(target, null,
+                new StreamOptions(), clientWaker), clientWaker);
+                StreamConnection server = BlockingStream.accept(listener, serverWaker)) {
+                assertEquals(target, client.remoteAddress());
+                assertEquals(client.localAddress(), server.remoteAddress());
+                BlockingStream.writeFully(client, ByteBuffer.wrap(new byte[] {1, 2, 3}), clientWaker);
+                final ByteBuffer received = ByteBuffer.allocate(3);
+                while (received.hasRemaining()) {
+                    BlockingStream.read(server, received, serverWaker);
+                }
+                assertArrayEquals(new byte[] {1, 2, 3}, received.array());
             }
         }
     }
