@@ -3,7 +3,6 @@ package io.rdmachannel.channel.shm;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
-import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -134,7 +133,7 @@ final class ShmAgent implements AutoCloseable {
                 runTasks();
                 runRetries();
             }
-        } catch (final IOException | ClosedSelectorException ex) {
+        } catch (final IOException | RuntimeException ex) {
             if (running) {
                 LOG.error("shm agent of device {} failed; its queue pairs will not see peer events",
                     device.gidHex(), ex);

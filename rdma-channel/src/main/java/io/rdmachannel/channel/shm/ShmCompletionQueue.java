@@ -277,6 +277,9 @@ final class ShmCompletionQueue implements CompletionQueue {
         }
         device.removeCompletionQueue(this);
         armedFile.close();
+        if (readinessSource != null) {
+            readinessSource.detach();
+        }
         device.childClosed();
     }
 

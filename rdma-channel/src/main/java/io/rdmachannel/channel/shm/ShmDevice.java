@@ -160,6 +160,9 @@ final class ShmDevice implements RdmaDevice {
         }
         final int id = nextObjectId.getAndIncrement();
         final ShmCompletionQueue queue = new ShmCompletionQueue(this, id, entries, source, token);
+        if (source != null) {
+            source.attach();
+        }
         completionQueues.put(id, queue);
         openChildren.incrementAndGet();
         return queue;

@@ -69,7 +69,7 @@ final class ShmQueuePair implements QueuePair {
     private int retryAttempts;
     private boolean errorHandled;
     private boolean retryScheduled;
-    private long closedHead = NO_POSITION;
+    private volatile long closedHead = NO_POSITION;
     private int retryCount = 7;
     private int rnrRetry = QueuePairAttributes.RNR_RETRY_INFINITE;
     private int timeout = 14;
@@ -324,6 +324,7 @@ final class ShmQueuePair implements QueuePair {
                     attachLink(connected);
                 } else {
                     adoptEarlyLink(peer);
+                    return;
                 }
             }
         } catch (final IOException | RuntimeException ex) {
@@ -857,8 +858,14 @@ final class ShmQueuePair implements QueuePair {
         }
     }
 
+    /**
+     * The accepting side: publish the peer and take a link that arrived before it, in one step under the link lock,
+     * so a link arriving meanwhile finds the peer in {@link #acceptLink} instead of becoming an early link no one
+     * adopts.
+     */
     private void adoptEarlyLink(final RemotePeer peer) {
         synchronized (linkLock) {
+            remote = peer;
             if (earlyLink != null) {
                 if (peer.matches(earlyGid, earlyQueuePairNumber)) {
                     attachLinkLocked(earlyLink);
@@ -955,6 +962,14 @@ final class ShmQueuePair implements QueuePair {
      * in ERROR and the peer can publish no more. Called under the completion queue's poll lock.
      */
     int pollReceives(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
+        int count = flushCursor == NO_POSITION ? drainInbound(completion, handler, limit) : 0;
+        if (count < limit && receiveQueue != null && closedHead != NO_POSITION) {
+            count += flushReceives(completion, handler, limit - count);
+        }
+        return count;
+    }
+
+    private int drainInbound(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
         int count = 0;
         while (count < limit) {
             final long entry = inboundBase + InboundCompletionDescriptor.entryOffset(inboundCapacity, inboundHead);
@@ -969,9 +984,6 @@ final class ShmQueuePair implements QueuePair {
             releaseSlot(slot);
             handler.onCompletion(completion);
             count++;
-        }
-        if (count < limit && receiveQueue != null && closedHead != NO_POSITION) {
-            count += flushReceives(completion, handler, limit - count);
         }
         return count;
     }
@@ -1000,14 +1012,23 @@ final class ShmQueuePair implements QueuePair {
 
     private int flushReceives(final ShmWorkCompletion completion, final CompletionHandler handler,
         final int limit) {
+        int count = 0;
         if (flushCursor == NO_POSITION) {
-            if (!peerGone && remote != null && inboundHead < closedHead) {
+            final RemotePeer peer = remote;
+            final boolean gone = peerGone || peer == null || peer.isGone();
+            if (!gone && inboundHead < closedHead) {
                 return 0;
+            }
+            if (gone) {
+                // the peer published its last completions before its state changed: take them before flushing
+                count = drainInbound(completion, handler, limit);
+                if (count == limit) {
+                    return count;
+                }
             }
             flushCursor = inboundHead;
         }
         final long posted = receiveQueue.postedCount();
-        int count = 0;
         while (count < limit && flushCursor < posted) {
             final int slot = receiveQueue.slotAt(flushCursor);
             completion.workRequestId = receiveQueue.workRequestId(slot);

@@ -19,6 +19,7 @@ final class ShmReadinessSource implements ReadinessSource {
     private int size;
     private boolean wakeupPending;
     private boolean closed;
+    private int users;
 
     ShmReadinessSource(final ShmDevice device) {
         this.device = device;
@@ -107,12 +108,37 @@ final class ShmReadinessSource implements ReadinessSource {
         }
     }
 
+    void attach() {
+        lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("readiness source is closed");
+            }
+            users++;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void detach() {
+        lock.lock();
+        try {
+            users--;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public void close() {
         lock.lock();
         try {
             if (closed) {
                 return;
+            }
+            if (users != 0) {
+                throw new IllegalStateException("readiness source is still used by " + users
+                    + " completion queues: close them first");
             }
             closed = true;
             signalled.signalAll();

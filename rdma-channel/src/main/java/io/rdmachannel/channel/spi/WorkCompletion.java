@@ -28,8 +28,8 @@ public interface WorkCompletion {
     CompletionOpcode opcode();
 
     /**
-     * For receives: the number of bytes received (0 for an RDMA WRITE WITH IMMEDIATE, whose data went elsewhere).
-     * For RDMA READ: the bytes read.
+     * For receives: the number of bytes received; for a receive consumed by an RDMA WRITE WITH IMMEDIATE, the bytes
+     * the writer placed (at the address it chose). For RDMA READ: the bytes read.
      *
      * @return the byte count.
      */
