@@ -32,13 +32,13 @@ final class OptionValues {
         RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL);
 
     private final StreamOptions stream = new StreamOptions();
-    private int sendBuffer = StreamOptions.SEND_BUFFER_DEFAULT;
-    private int receiveBuffer = StreamOptions.RECEIVE_BUFFER_DEFAULT;
+    private int sendBuffer = stream.sendBufferSize();
+    private int receiveBuffer = stream.receiveBufferSize();
     private boolean reuseAddress;
     private int linger = -1;
     private boolean noDelay;
     private int trafficClass;
-    private int busyPollMicros;
+    private int busyPollMicros = (int) (stream.busyPollNanos() / 1000);
 
     OptionValues(final boolean reuseAddress) {
         this.reuseAddress = reuseAddress;

@@ -37,6 +37,7 @@ import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.Set;
 
 import io.rdmachannel.channel.IbSocketAddress;
+import io.rdmachannel.channel.stream.StreamConfiguration;
 import io.rdmachannel.channel.stream.StreamOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -292,7 +293,7 @@ class SocketChannelStateTest {
         assertEquals(Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_REUSEADDR, SO_LINGER, TCP_NODELAY, IP_TOS,
             RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE, RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE,
             RdmaSocketOptions.RDMA_INLINE_SIZE, RdmaSocketOptions.RDMA_BUSY_POLL), channel.supportedOptions());
-        assertEquals(StreamOptions.SEND_BUFFER_DEFAULT, channel.getOption(SO_SNDBUF));
+        assertEquals(StreamConfiguration.SEND_BUFFER_LENGTH_DEFAULT, channel.getOption(SO_SNDBUF));
         assertEquals(-1, channel.getOption(SO_LINGER));
         assertEquals(false, channel.getOption(TCP_NODELAY));
         assertEquals(0, channel.getOption(RdmaSocketOptions.RDMA_BUSY_POLL));

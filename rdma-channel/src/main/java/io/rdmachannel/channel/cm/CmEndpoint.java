@@ -59,7 +59,10 @@ public interface CmEndpoint {
      * @param protectionDomain the domain to create the queue pair in.
      * @param attributes its queues and limits.
      * @param accessFlags the remote access the queue pair allows ({@link io.rdmachannel.channel.spi.AccessFlags}).
+     * @param retryCount the transport retry count for READY_TO_SEND, 0 to 7.
+     * @param rnrRetryCount the RNR retry count for READY_TO_SEND, 0 to 7 (7 retries forever).
      */
-    record QueuePairSetup(ProtectionDomain protectionDomain, QueuePairInitAttributes attributes, int accessFlags) {
+    record QueuePairSetup(ProtectionDomain protectionDomain, QueuePairInitAttributes attributes, int accessFlags,
+        int retryCount, int rnrRetryCount) {
     }
 }

@@ -326,6 +326,7 @@ final class ShmConnectionManager implements ConnectionManager {
         private SocketChannel channel;
         private SelectionKey key;
         private QueuePair queuePair;
+        private CmEndpoint.QueuePairSetup setup;
         private ByteBuffer pendingOut;
         private ByteBuffer peerPrivateData;
         private boolean bound;
@@ -403,6 +404,7 @@ final class ShmConnectionManager implements ConnectionManager {
         }
 
         private void createQueuePair(final CmEndpoint.QueuePairSetup setup) throws IOException {
+            this.setup = setup;
             queuePair = setup.protectionDomain().createQueuePair(setup.attributes());
             queuePair.modify(QueuePairState.INIT, new QueuePairAttributes().accessFlags(setup.accessFlags()));
         }
@@ -511,7 +513,8 @@ final class ShmConnectionManager implements ConnectionManager {
             throws IOException {
             queuePair.modify(QueuePairState.READY_TO_RECEIVE, new QueuePairAttributes().remoteGid(peerGid)
                 .remoteQueuePairNumber(peerQueuePair).receivePacketSequenceNumber(peerPsn));
-            queuePair.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn));
+            queuePair.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
+                .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
         }
 
         private void established() {

@@ -48,13 +48,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * readiness, so the low-latency path has no thread hop. The device's poller thread only reports events.
  */
 final class RsocketConnection implements StreamConnection, CmEndpoint {
-    static final int CONTROL_WINDOW = 4;
-    static final int TARGET_SGL_ENTRIES = 2;
-    static final int MAX_TRANSFER = 65536;
-    static final int START_TRANSFER = 2048;
-    static final int SEND_LOW_WATER = 2048;
-    static final int SPARE_RECEIVES = CONTROL_WINDOW;
-    static final int MAX_INLINE_STAGE = 1024;
+    static final int MAX_INLINE_STAGE = StreamOptions.MAX_INLINE;
     static final long CLOSE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private static final int KIND_DATA = 1;
@@ -73,6 +67,12 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private final RsocketListener listener;
     private final ReentrantLock lock = new ReentrantLock();
     private final CompletionHandler completionHandler = this::onCompletion;
+    private final int controlWindow;
+    private final int targetSglEntries;
+    private final int maxTransfer;
+    private final int startTransfer;
+    private final int sendLowWater;
+    private final int spareReceives;
     private final int sendQueueSize;
     private final int receiveQueueSize;
     private final int sendBufferSize;
@@ -112,15 +112,15 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private int sendSlots;
     private int sendBufferFree;
     private int sendBufferHead;
-    private int controlSlots = CONTROL_WINDOW;
+    private int controlSlots;
     private int controlSequence;
     private int pendingControl;
     private boolean disconnectPosted;
     private boolean disconnectCompleted;
     private int targetSge;
-    private final long[] targetAddress = new long[TARGET_SGL_ENTRIES];
-    private final int[] targetKey = new int[TARGET_SGL_ENTRIES];
-    private final int[] targetLength = new int[TARGET_SGL_ENTRIES];
+    private final long[] targetAddress;
+    private final int[] targetKey;
+    private final int[] targetLength;
 
     // receiver, guarded by lock
     private int receiveSequence;
@@ -148,6 +148,17 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         this.transport = transport;
         this.options = options;
         this.listener = listener;
+        final StreamConfiguration configuration = transport.configuration();
+        this.controlWindow = configuration.controlWindow();
+        this.targetSglEntries = configuration.targetSglEntries();
+        this.maxTransfer = configuration.maxTransferLength();
+        this.startTransfer = configuration.transferStartLength();
+        this.sendLowWater = configuration.sendLowWaterMark();
+        this.spareReceives = controlWindow;
+        this.controlSlots = controlWindow;
+        this.targetAddress = new long[targetSglEntries];
+        this.targetKey = new int[targetSglEntries];
+        this.targetLength = new int[targetSglEntries];
         this.sendQueueSize = options.sendQueueSize();
         this.receiveQueueSize = options.receiveQueueSize();
         this.sendBufferSize = options.sendBufferSize();
@@ -166,30 +177,31 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         context = transport.context(device);
         token = context.register(this);
         try {
-            completionQueue = device.createCompletionQueue(sendQueueSize + receiveQueueSize + SPARE_RECEIVES,
+            completionQueue = device.createCompletionQueue(sendQueueSize + receiveQueueSize + spareReceives,
                 context.readinessSource(), token);
             inlineSize = Math.min(options.inlineSize(), device.attributes().maxInlineData());
             sendArena = Arena.ofShared();
             final MemorySegment sendMemory = sendArena.allocate(sendBufferSize + MAX_INLINE_STAGE
-                + CONTROL_WINDOW * SgeDescriptor.LENGTH, 4096);
+                + controlWindow * SgeDescriptor.LENGTH, 4096);
             sendRegion = context.protectionDomain().register(sendMemory, 0);
             receiveRegion = context.protectionDomain().allocate(receiveBufferSize,
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            targetRegion = context.protectionDomain().allocate(TARGET_SGL_ENTRIES * SgeDescriptor.LENGTH,
+            targetRegion = context.protectionDomain().allocate(targetSglEntries * SgeDescriptor.LENGTH,
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             sendView = sendMemory.asByteBuffer();
             receiveView = receiveRegion.segment().asByteBuffer();
             targetView = new UnsafeBuffer(targetRegion.segment().asByteBuffer());
             controlView = new UnsafeBuffer(sendView, sendBufferSize + MAX_INLINE_STAGE,
-                CONTROL_WINDOW * SgeDescriptor.LENGTH);
+                controlWindow * SgeDescriptor.LENGTH);
         } catch (final IOException | RuntimeException ex) {
             release();
             throw ex;
         }
         return new QueuePairSetup(context.protectionDomain(), new QueuePairInitAttributes()
             .sendCompletionQueue(completionQueue).receiveCompletionQueue(completionQueue)
-            .maxSendWorkRequests(sendQueueSize).maxReceiveWorkRequests(receiveQueueSize + SPARE_RECEIVES)
-            .maxSendSge(2).maxReceiveSge(1).maxInlineData(inlineSize).signalAll(true), AccessFlags.REMOTE_WRITE);
+            .maxSendWorkRequests(sendQueueSize).maxReceiveWorkRequests(receiveQueueSize + spareReceives)
+            .maxSendSge(2).maxReceiveSge(1).maxInlineData(inlineSize).signalAll(true), AccessFlags.REMOTE_WRITE,
+            transport.configuration().retryCount(), transport.configuration().rnrRetryCount());
     }
 
     @Override
@@ -198,7 +210,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         inlineSize = Math.min(inlineSize, pair.maxInlineData());
         send = pair.createSendWorkRequest();
         receive = pair.createReceiveWorkRequest();
-        for (int i = 0; i < receiveQueueSize + SPARE_RECEIVES; i++) {
+        for (int i = 0; i < receiveQueueSize + spareReceives; i++) {
             pair.postReceive(receive.reset().id(i));
         }
         if (peerPrivateData != null) {
@@ -208,15 +220,15 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         new ConnectionDataFlyweight().wrap(new UnsafeBuffer(data), 0)
             .header(ConnectionDataDescriptor.localFlags(ByteOrder.nativeOrder()), receiveQueueSize)
             .iomapEntries(0)
-            .targetSgl(targetRegion.address(), targetRegion.remoteKey(), TARGET_SGL_ENTRIES)
+            .targetSgl(targetRegion.address(), targetRegion.remoteKey(), targetSglEntries)
             .dataBuffer(receiveRegion.address(), receiveRegion.remoteKey(), half);
         return data;
     }
 
-    private static PeerConnectionData validate(final ByteBuffer privateData) throws ProtocolException {
+    private PeerConnectionData validate(final ByteBuffer privateData) throws ProtocolException {
         final ByteBuffer copy = ByteBuffer.allocate(privateData.remaining()).put(privateData.duplicate()).flip();
-        return new ConnectionDataValidator().validate(new UnsafeBuffer(copy), ConnectionDataDescriptor
-            .PRIVATE_DATA_OFFSET, copy.remaining());
+        return transport.configuration().newConnectionDataValidator().validate(new UnsafeBuffer(copy),
+            ConnectionDataDescriptor.PRIVATE_DATA_OFFSET, copy.remaining());
     }
 
     @Override
@@ -230,7 +242,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             localAddress = local;
             remoteAddress = remote;
             sendLimit = peer.credits() & CreditSequence.MASK;
-            sendSlots = sendQueueSize - CONTROL_WINDOW;
+            sendSlots = sendQueueSize - controlWindow;
             sendBufferFree = sendBufferSize;
             targetAddress[0] = peer.dataBufferAddress();
             targetKey[0] = peer.dataBufferKey();
@@ -463,12 +475,12 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      * completion, so a slot read here is complete; a consumed slot's length was zeroed when it ran out.
      */
     private void adoptTargetRegions() throws ProtocolException {
-        for (int i = 0; i < TARGET_SGL_ENTRIES; i++) {
+        for (int i = 0; i < targetSglEntries; i++) {
             final int offset = SgeDescriptor.entryOffset(i);
             final int length = targetView.getInt(offset + SgeDescriptor.LENGTH_OFFSET, ByteOrder.nativeOrder());
             if (targetLength[i] == 0 && length != 0) {
                 final long address = targetView.getLong(offset + SgeDescriptor.ADDRESS_OFFSET, ByteOrder.nativeOrder());
-                if (length < 0 || length > ConnectionDataValidator.MAX_DATA_BUFFER_LENGTH_DEFAULT
+                if (length < 0 || length > transport.configuration().peerMaxDataBufferLength()
                     || address + length < address && address + length != 0) {
                     throw new ProtocolException("the peer advertised an impossible target region: address=0x"
                         + Long.toHexString(address) + ", length=" + Integer.toUnsignedString(length));
@@ -531,7 +543,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      * Advertise the next half of the receive ring in the peer's next target SGL slot, with fresh credits.
      */
     private void sendTargetRegion() {
-        final int stage = (controlSequence % CONTROL_WINDOW) * SgeDescriptor.LENGTH;
+        final int stage = (controlSequence % controlWindow) * SgeDescriptor.LENGTH;
         final ByteOrder order = peer.byteOrder();
         controlView.putLong(stage + SgeDescriptor.ADDRESS_OFFSET, receiveRegion.address() + receiveFreeOffset, order);
         controlView.putInt(stage + SgeDescriptor.KEY_OFFSET, receiveRegion.remoteKey(), order);
@@ -727,7 +739,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      */
     private long put(final ByteBuffer src) {
         long total = 0;
-        int transfer = START_TRANSFER;
+        int transfer = startTransfer;
         while (src.hasRemaining() && canSend()) {
             int chunk = Math.min(Math.min(src.remaining(), transfer), targetLength[targetSge]);
             if (chunk <= inlineSize) {
@@ -735,7 +747,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 sendView.put(stage, src, src.position(), chunk);
                 postData(chunk, SendFlags.INLINE, sendRegion.address() + stage, 0, 0, KIND_DATA_INLINE);
             } else {
-                if (sendBufferFree < Math.min(SEND_LOW_WATER, sendBufferSize)) {
+                if (sendBufferFree < Math.min(sendLowWater, sendBufferSize)) {
                     break;
                 }
                 chunk = Math.min(chunk, sendBufferFree);
@@ -750,7 +762,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             }
             src.position(src.position() + chunk);
             total += chunk;
-            transfer = Math.min(transfer << 1, MAX_TRANSFER);
+            transfer = Math.min(transfer << 1, maxTransfer);
         }
         return total;
     }
@@ -777,7 +789,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         targetAddress[slot] += length;
         targetLength[slot] -= length;
         if (targetLength[slot] == 0) {
-            targetSge = (slot + 1) % TARGET_SGL_ENTRIES;
+            targetSge = (slot + 1) % targetSglEntries;
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.Objects;
  */
 final class RsocketTransport implements StreamTransport, AutoCloseable {
     private final RdmaProvider provider;
+    private final StreamConfiguration configuration;
     private final ConnectionManager connectionManager;
     private final Map<RdmaDevice, DeviceContext> contexts = new IdentityHashMap<>();
     private boolean closed;
@@ -24,7 +25,16 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
     RsocketTransport(final RdmaProvider provider, final String connectionManagerName) throws IOException {
         provider.ensureAvailability();
         this.provider = provider;
+        this.configuration = StreamConfiguration.fromSystemProperties();
+        if (configuration.iomapEntries() != 0) {
+            throw new UnsupportedOperationException(StreamConfiguration.IOMAP_ENTRIES_PROP_NAME + "="
+                + configuration.iomapEntries() + ": direct placement (riomap/riowrite) is not implemented yet; use 0");
+        }
         this.connectionManager = provider.openConnectionManager(connectionManagerName);
+    }
+
+    StreamConfiguration configuration() {
+        return configuration;
     }
 
     @Override

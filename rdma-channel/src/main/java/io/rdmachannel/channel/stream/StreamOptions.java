@@ -2,17 +2,10 @@ package io.rdmachannel.channel.stream;
 
 /**
  * Per-connection settings (what {@code SocketOption}s of the NIO face set). Fluent, mutable, copied by the
- * transport. Sizes follow rsockets' defaults.
+ * transport. The defaults come from {@link StreamConfiguration} (rsockets' defaults unless the
+ * {@code rdmachannel.stream.*} system properties say otherwise).
  */
 public final class StreamOptions {
-    /** Default receive ring size in bytes (rsockets' {@code mem_default}). */
-    public static final int RECEIVE_BUFFER_DEFAULT = 128 * 1024;
-    /** Default send staging ring size in bytes (rsockets' {@code wmem_default}). */
-    public static final int SEND_BUFFER_DEFAULT = 128 * 1024;
-    /** Default send and receive queue depth. */
-    public static final int QUEUE_SIZE_DEFAULT = 384;
-    /** Default inline threshold in bytes. */
-    public static final int INLINE_DEFAULT = 64;
     /** Smallest ring size accepted. */
     public static final int MIN_BUFFER = 4096;
     /** Largest ring size accepted. */
@@ -21,20 +14,50 @@ public final class StreamOptions {
     public static final int MIN_QUEUE_SIZE = 16;
     /** Largest queue depth (rsockets' {@code RS_QP_MAX_SIZE}). */
     public static final int MAX_QUEUE_SIZE = 0xFFFE;
+    /** Largest inline threshold accepted. */
+    public static final int MAX_INLINE = 1024;
 
-    private int receiveBufferSize = RECEIVE_BUFFER_DEFAULT;
-    private int sendBufferSize = SEND_BUFFER_DEFAULT;
-    private int sendQueueSize = QUEUE_SIZE_DEFAULT;
-    private int receiveQueueSize = QUEUE_SIZE_DEFAULT;
-    private int inlineSize = INLINE_DEFAULT;
+    private static volatile StreamConfiguration systemDefaults;
+
+    private int receiveBufferSize;
+    private int sendBufferSize;
+    private int sendQueueSize;
+    private int receiveQueueSize;
+    private int inlineSize;
     private long busyPollNanos;
     private boolean keepAlive;
 
     /**
-     * The defaults.
+     * The defaults of this JVM: {@link StreamConfiguration#fromSystemProperties()}, read on first use.
+     *
+     * @throws IllegalArgumentException naming a {@code rdmachannel.stream.*} property whose value is invalid.
      */
     public StreamOptions() {
-        // defaults are in the field initialisers
+        this(jvmDefaults());
+    }
+
+    /**
+     * The defaults of a configuration.
+     *
+     * @param configuration where the queue sizes, ring sizes, inline threshold and polling time come from.
+     */
+    public StreamOptions(final StreamConfiguration configuration) {
+        this.receiveBufferSize = powerOfTwo("receiveBufferSize", configuration.receiveBufferLength());
+        this.sendBufferSize = powerOfTwo("sendBufferSize", configuration.sendBufferLength());
+        this.sendQueueSize = range("sendQueueSize", configuration.sendQueueSize(), MIN_QUEUE_SIZE, MAX_QUEUE_SIZE);
+        this.receiveQueueSize = range("receiveQueueSize", configuration.receiveQueueSize(), MIN_QUEUE_SIZE,
+            MAX_QUEUE_SIZE);
+        this.inlineSize = Math.min(configuration.inlineDataLength(), MAX_INLINE);
+        this.busyPollNanos = configuration.pollingTimeMicros() * 1000L;
+    }
+
+    private static StreamConfiguration jvmDefaults() {
+        StreamConfiguration defaults = systemDefaults;
+        if (defaults == null) {
+            defaults = StreamConfiguration.fromSystemProperties();
+            systemDefaults = defaults;
+        }
+        return defaults;
     }
 
     /**
@@ -43,7 +66,7 @@ public final class StreamOptions {
      * @return a new instance with the same values.
      */
     public StreamOptions copy() {
-        final StreamOptions copy = new StreamOptions();
+        final StreamOptions copy = new StreamOptions(this);
         copy.receiveBufferSize = receiveBufferSize;
         copy.sendBufferSize = sendBufferSize;
         copy.sendQueueSize = sendQueueSize;
@@ -52,6 +75,16 @@ public final class StreamOptions {
         copy.busyPollNanos = busyPollNanos;
         copy.keepAlive = keepAlive;
         return copy;
+    }
+
+    private StreamOptions(final StreamOptions other) {
+        this.receiveBufferSize = other.receiveBufferSize;
+        this.sendBufferSize = other.sendBufferSize;
+        this.sendQueueSize = other.sendQueueSize;
+        this.receiveQueueSize = other.receiveQueueSize;
+        this.inlineSize = other.inlineSize;
+        this.busyPollNanos = other.busyPollNanos;
+        this.keepAlive = other.keepAlive;
     }
 
     /**
@@ -101,11 +134,11 @@ public final class StreamOptions {
     /**
      * Set the inline threshold: writes up to this size are posted inline.
      *
-     * @param bytes in [0, 1024].
+     * @param bytes in [0, {@link #MAX_INLINE}].
      * @return this.
      */
     public StreamOptions inlineSize(final int bytes) {
-        this.inlineSize = range("inlineSize", bytes, 0, 1024);
+        this.inlineSize = range("inlineSize", bytes, 0, MAX_INLINE);
         return this;
     }
 
