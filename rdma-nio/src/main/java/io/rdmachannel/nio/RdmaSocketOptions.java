@@ -30,7 +30,8 @@ public final class RdmaSocketOptions {
     public static final SocketOption<Integer> RDMA_INLINE_SIZE = new RdmaOption<>("RDMA_INLINE_SIZE", Integer.class);
 
     /**
-     * Busy polling, in <em>microseconds</em> (like Linux's {@code SO_BUSY_POLL}), at least 0; default 0. When
+     * Busy polling, in <em>microseconds</em> (like Linux's {@code SO_BUSY_POLL}), at least 0; default
+     * {@code rdmachannel.stream.pollingTimeMicros} (10, as rsockets polls before it blocks). When
      * positive, a blocking read or write that finds nothing to do first polls the connection's completions on the
      * calling thread for up to this long before it parks; this trades CPU for latency. Unlike the other options it
      * takes effect at once, also on a connected channel.

@@ -296,7 +296,7 @@ class SocketChannelStateTest {
         assertEquals(StreamConfiguration.SEND_BUFFER_LENGTH_DEFAULT, channel.getOption(SO_SNDBUF));
         assertEquals(-1, channel.getOption(SO_LINGER));
         assertEquals(false, channel.getOption(TCP_NODELAY));
-        assertEquals(0, channel.getOption(RdmaSocketOptions.RDMA_BUSY_POLL));
+        assertEquals(StreamConfiguration.POLLING_TIME_DEFAULT, channel.getOption(RdmaSocketOptions.RDMA_BUSY_POLL));
     }
 
     @Test
