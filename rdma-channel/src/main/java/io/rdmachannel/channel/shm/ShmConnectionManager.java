@@ -126,6 +126,7 @@ final class ShmConnectionManager implements ConnectionManager {
             server.configureBlocking(false);
             final ShmListener listener = new ShmListener(server, bound, listenerPath(bound, false),
                 backlog < 1 ? 50 : backlog, filter, factory);
+            ShmExitCleanup.deleteAtExit(listener.path);
             execute(listener::register);
             return listener;
         } catch (final IOException | RuntimeException ex) {
@@ -307,6 +308,7 @@ final class ShmConnectionManager implements ConnectionManager {
             try {
                 server.close();
                 Files.deleteIfExists(path);
+                ShmExitCleanup.forget(path);
             } catch (final IOException ex) {
                 LOG.debug("closing shm listener {}", localAddress, ex);
             }

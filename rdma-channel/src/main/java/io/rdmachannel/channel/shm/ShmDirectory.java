@@ -85,6 +85,7 @@ final class ShmDirectory {
                 throw new IOException("cannot lock new shm device folder " + folder);
             }
             LOCKED_HERE.add(folder.toAbsolutePath().normalize());
+            ShmExitCleanup.deleteAtExit(folder);
             return channel;
         } catch (final IOException | RuntimeException ex) {
             channel.close();
@@ -102,6 +103,7 @@ final class ShmDirectory {
             deleteRecursively(folder);
         } finally {
             LOCKED_HERE.remove(folder.toAbsolutePath().normalize());
+            ShmExitCleanup.forget(folder);
         }
     }
 
