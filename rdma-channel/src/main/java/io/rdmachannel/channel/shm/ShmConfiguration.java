@@ -1,6 +1,9 @@
 package io.rdmachannel.channel.shm;
 
+import static io.rdmachannel.channel.internal.Settings.intProperty;
+
 import java.nio.file.Files;
+import java.util.Properties;
 import java.nio.file.Path;
 
 /**
@@ -72,14 +75,17 @@ public final class ShmConfiguration {
      * @throws IllegalArgumentException naming a property whose value is invalid.
      */
     public static ShmConfiguration fromSystemProperties() {
+        final Properties properties = System.getProperties();
         return new ShmConfiguration(
             Path.of(System.getProperty(DIRECTORY_PROP_NAME, DIRECTORY_DEFAULT)).toAbsolutePath(),
-            intProperty(MAX_QUEUE_PAIR_WORK_REQUESTS_PROP_NAME, MAX_QUEUE_PAIR_WORK_REQUESTS_DEFAULT, 1, 1 << 24),
-            intProperty(MAX_COMPLETION_QUEUE_ENTRIES_PROP_NAME, MAX_COMPLETION_QUEUE_ENTRIES_DEFAULT, 1, 1 << 26),
-            intProperty(MAX_SGE_PROP_NAME, MAX_SGE_DEFAULT, 1, 256),
-            intProperty(MAX_INLINE_DATA_PROP_NAME, MAX_INLINE_DATA_DEFAULT, 0, 1 << 16),
-            intProperty(MAX_MEMORY_REGIONS_PROP_NAME, MAX_MEMORY_REGIONS_DEFAULT, 1, 1 << 20),
-            intProperty(RNR_TIMER_PROP_NAME, (int) RNR_TIMER_DEFAULT, 0, 10_000_000));
+            intProperty(properties, MAX_QUEUE_PAIR_WORK_REQUESTS_PROP_NAME, MAX_QUEUE_PAIR_WORK_REQUESTS_DEFAULT, 1,
+                1 << 24),
+            intProperty(properties, MAX_COMPLETION_QUEUE_ENTRIES_PROP_NAME, MAX_COMPLETION_QUEUE_ENTRIES_DEFAULT, 1,
+                1 << 26),
+            intProperty(properties, MAX_SGE_PROP_NAME, MAX_SGE_DEFAULT, 1, 256),
+            intProperty(properties, MAX_INLINE_DATA_PROP_NAME, MAX_INLINE_DATA_DEFAULT, 0, 1 << 16),
+            intProperty(properties, MAX_MEMORY_REGIONS_PROP_NAME, MAX_MEMORY_REGIONS_DEFAULT, 1, 1 << 20),
+            intProperty(properties, RNR_TIMER_PROP_NAME, (int) RNR_TIMER_DEFAULT, 0, 10_000_000));
     }
 
     /**
@@ -143,23 +149,6 @@ public final class ShmConfiguration {
      */
     public long rnrTimerMicros() {
         return rnrTimerMicros;
-    }
-
-    private static int intProperty(final String name, final int defaultValue, final int min, final int max) {
-        final String text = System.getProperty(name);
-        if (text == null) {
-            return defaultValue;
-        }
-        final int value;
-        try {
-            value = Integer.parseInt(text.trim());
-        } catch (final NumberFormatException ex) {
-            throw new IllegalArgumentException(name + " must be a whole number: " + name + "=" + text, ex);
-        }
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "]: " + name + "=" + value);
-        }
-        return value;
     }
 
     private static String defaultDirectory() {

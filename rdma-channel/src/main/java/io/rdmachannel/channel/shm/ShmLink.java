@@ -176,7 +176,7 @@ final class ShmLink {
             }
             case QP_ERROR -> {
                 if (local != null && local.number() == argument) {
-                    local.enterError();
+                    local.onPeerFailure(this, 0, false);
                 }
             }
             default -> LOG.debug("shm link {} ignores unknown frame type {}", this, type);
@@ -190,7 +190,7 @@ final class ShmLink {
         close();
         final ShmQueuePair local = queuePair;
         if (local != null) {
-            local.peerGone(this);
+            local.onPeerFailure(this, 0, true);
         }
     }
 

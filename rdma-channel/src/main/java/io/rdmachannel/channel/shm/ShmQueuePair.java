@@ -780,13 +780,23 @@ final class ShmQueuePair implements QueuePair {
     // ----- errors and the peer -----
 
     /**
-     * Move to ERROR (from the agent: the peer reported an error) and flush.
+     * The peer reported an error or is gone (agent thread). Acts only if the news concerns the current connection:
+     * through the current link, or for a peer on this device, from the queue pair this one is connected to. The check
+     * and the move to ERROR happen under the send lock, which a RESET also holds, so news about a connection that a
+     * RESET already ended cannot fail the next one.
+     *
+     * @param via the link the news came over, or {@code null} for a peer on this device.
+     * @param peerNumber the peer queue pair's number, for a peer on this device.
+     * @param gone whether the peer is gone (its link ended or it was destroyed) rather than in ERROR.
      */
-    void enterError() {
+    void onPeerFailure(final ShmLink via, final int peerNumber, final boolean gone) {
         sendLock.lock();
         try {
-            if (closed) {
+            if (closed || !isCurrentPeer(via, peerNumber)) {
                 return;
+            }
+            if (gone) {
+                peerGone = true;
             }
             moveToErrorLocked();
             progressLocked();
@@ -794,6 +804,16 @@ final class ShmQueuePair implements QueuePair {
             sendLock.unlock();
         }
         notifyCompletionQueues();
+    }
+
+    private boolean isCurrentPeer(final ShmLink via, final int peerNumber) {
+        if (via != null) {
+            synchronized (linkLock) {
+                return via == link || via == earlyLink;
+            }
+        }
+        final RemotePeer peer = remote;
+        return peer != null && peer.isSameDevice() && peer.queuePairNumber() == peerNumber;
     }
 
     /**
@@ -816,19 +836,6 @@ final class ShmQueuePair implements QueuePair {
     private void notifyCompletionQueues() {
         sendCompletionQueue.notifyIfArmed(true);
         receiveCompletionQueue.notifyIfArmed(true);
-    }
-
-    /**
-     * The link ended or the peer on this device was destroyed: the peer is gone.
-     */
-    void peerGone(final ShmLink endedLink) {
-        synchronized (linkLock) {
-            if (endedLink != null && endedLink != link) {
-                return;
-            }
-        }
-        peerGone = true;
-        enterError();
     }
 
     /**
@@ -948,7 +955,7 @@ final class ShmQueuePair implements QueuePair {
             case ShmLink.QP_ERROR -> {
                 final ShmQueuePair target = device.queuePair(argument);
                 if (target != null) {
-                    device.agent().execute(target::enterError);
+                    device.agent().execute(() -> target.onPeerFailure(null, number, false));
                 }
             }
             default -> throw new IllegalArgumentException("unknown wake-up type " + type);
@@ -1077,7 +1084,7 @@ final class ShmQueuePair implements QueuePair {
             if (peer.isSameDevice()) {
                 final ShmQueuePair target = device.queuePair(peer.queuePairNumber());
                 if (target != null && target != this) {
-                    device.agent().execute(() -> target.peerGone(null));
+                    device.agent().execute(() -> target.onPeerFailure(null, number, true));
                 }
             }
             peer.close();

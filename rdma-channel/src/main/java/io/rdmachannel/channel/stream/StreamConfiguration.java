@@ -1,5 +1,8 @@
 package io.rdmachannel.channel.stream;
 
+import static io.rdmachannel.channel.internal.Settings.intProperty;
+import static io.rdmachannel.channel.internal.Settings.invalid;
+
 import java.util.Properties;
 
 /**
@@ -228,28 +231,6 @@ public final class StreamConfiguration {
                 + "=" + sendBufferLength, SEND_LOW_WATER_MARK_PROP_NAME, sendLowWaterMark);
         }
         return this;
-    }
-
-    private static IllegalArgumentException invalid(final String rule, final String name, final int value) {
-        return new IllegalArgumentException(rule + ": " + name + "=" + value);
-    }
-
-    private static int intProperty(
-        final Properties properties, final String name, final int defaultValue, final int min, final int max) {
-        final String text = properties.getProperty(name);
-        if (text == null) {
-            return defaultValue;
-        }
-        final int value;
-        try {
-            value = Integer.parseInt(text.trim());
-        } catch (final NumberFormatException ex) {
-            throw new IllegalArgumentException(name + " must be a whole number: " + name + "=" + text, ex);
-        }
-        if (value < min || value > max) {
-            throw invalid(name + " must be in [" + min + ", " + max + "]", name, value);
-        }
-        return value;
     }
 
     /**
