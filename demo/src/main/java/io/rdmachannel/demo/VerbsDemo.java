@@ -21,13 +21,14 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The rdmachannel demo: two JVMs on one host connect an RC queue pair each over the default RDMA provider, time a
- * ping-pong of RDMA WRITE WITH IMM messages and a bandwidth run of RDMA WRITEs, and shut down cleanly. The first
- * JVM starts the second (this class with {@code --child}) and exchanges the connection details over its stdio.
+ * The verbs demo ({@code ./rdmachannel demo --verbs}): two JVMs on one host connect an RC queue pair each over the
+ * default RDMA provider, time a ping-pong of RDMA WRITE WITH IMM messages and a bandwidth run of RDMA WRITEs, and
+ * shut down cleanly. The first JVM starts the second (this class with {@code --child}) and exchanges the connection
+ * details over its stdio.
  */
-public final class Main {
+public final class VerbsDemo {
     private static final String USAGE = """
-        usage: ./rdmachannel demo [--iterations N] [--size BYTES]
+        usage: ./rdmachannel demo --verbs [--iterations N] [--size BYTES]
 
         Starts a second JVM, connects a queue pair in each over the default RDMA provider (the embedded shm
         provider when there is no RDMA hardware) and, both sides busy-polling:
@@ -46,7 +47,7 @@ public final class Main {
     private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
         "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED");
 
-    private Main() {
+    private VerbsDemo() {
     }
 
     /**
@@ -59,7 +60,7 @@ public final class Main {
     }
 
     /**
-     * Run the demo; exit status 0 on success, 1 on failure, 2 on bad arguments.
+     * Run the verbs demo; exit status 0 on success, 1 on failure, 2 on bad arguments.
      *
      * @param args the options, see {@code --help}.
      */
@@ -68,7 +69,7 @@ public final class Main {
         try {
             options = parse(args);
         } catch (final IllegalArgumentException ex) {
-            System.err.println("rdmachannel demo: " + ex.getMessage() + " (try --help)");
+            System.err.println("rdmachannel demo --verbs: " + ex.getMessage() + " (try --help)");
             System.exit(2);
             return;
         }
@@ -83,7 +84,7 @@ public final class Main {
                 runParent(options);
             }
         } catch (final Exception ex) {
-            System.err.println("rdmachannel demo" + (options.child() ? " (child)" : "") + " failed: " + ex);
+            System.err.println("rdmachannel demo --verbs" + (options.child() ? " (child)" : "") + " failed: " + ex);
             ex.printStackTrace();
             System.exit(1);
         }
@@ -201,7 +202,7 @@ public final class Main {
                 command.add("-D" + name + "=" + System.getProperty(name));
             }
         }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), CHILD,
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), VerbsDemo.class.getName(), CHILD,
             "--iterations", Integer.toString(options.iterations()), "--size", Integer.toString(options.size())));
         return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
