@@ -1,48 +1,51 @@
 package io.rdmachannel.demo;
 
-import io.rdmachannel.channel.shm.ShmConfiguration;
-import io.rdmachannel.channel.shm.ShmProvider;
-import io.rdmachannel.channel.spi.QueuePairState;
-import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.nio.RdmaSelectorProvider;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * The rdmachannel demo: two JVMs on one host connect an RC queue pair each over the default RDMA provider, time a
- * ping-pong of RDMA WRITE WITH IMM messages and a bandwidth run of RDMA WRITEs, and shut down cleanly. The first
- * JVM starts the second (this class with {@code --child}) and exchanges the connection details over its stdio.
+ * The rdmachannel demo: a selector-based echo server over {@code RdmaServerSocketChannel} in this JVM, and a client
+ * of it in a second JVM (this class with {@code --client}) that times a ping-pong and streams a checked bulk
+ * transfer on each of its {@code RdmaSocketChannel}s. {@code --verbs} runs the {@link VerbsDemo} instead.
  */
 public final class Main {
     private static final String USAGE = """
-        usage: ./rdmachannel demo [--iterations N] [--size BYTES]
+        usage: ./rdmachannel demo [--connections N] [--iterations N] [--bytes N] [--timeout SECONDS]
+               ./rdmachannel demo --verbs [options of the verbs demo, see --verbs --help]
 
-        Starts a second JVM, connects a queue pair in each over the default RDMA provider (the embedded shm
-        provider when there is no RDMA hardware) and, both sides busy-polling:
-          ping-pong  N round trips of a BYTES-byte message, written with RDMA WRITE WITH IMM and echoed back,
-                     after a warm-up of up to 10000 round trips;
-          bandwidth  1 GiB in 64 KiB RDMA WRITEs, checked with a checksum.
+        Starts an echo server (one RdmaServerSocketChannel and one Selector, non-blocking) over the default RDMA
+        provider (the embedded shm provider when there is no RDMA hardware), then a second JVM as its client. The
+        client opens its connections and runs them concurrently, each in blocking mode:
+          ping-pong  N round trips of a 64-byte message after a warm-up of up to 10000, each timed;
+          bulk       N bytes streamed to the server and echoed back, checked with a CRC32C;
+        then shuts down output and reads to the end of the stream.
 
         options:
-          --iterations N   round trips to time, 1 to 100000000 (default 100000)
-          --size BYTES     message size, 8 to 65536 (default 64)
-          --help           show this text
+          --connections N     client connections, 1 to 64 (default 4)
+          --iterations N      timed round trips per connection, 1 to 100000000 (default 10000)
+          --bytes N           bulk bytes per connection, 0 to 1T; suffixes k, m, g, t (x1024) (default 64m)
+          --timeout SECONDS   stop the client and fail after this long, 1 to 86400 (default 300)
+          --verbs             run the verbs demo (RDMA WRITEs on raw queue pairs) instead
+          --help              show this text
         """;
+    private static final String CLIENT = "--client";
     private static final int MAX_WARM_UP = 10_000;
-    private static final long BANDWIDTH_PIECES = 16_384;
-    private static final String CHILD = "--child";
+    private static final long POLL_MILLIS = 100;
     private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
         "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED");
 
@@ -50,9 +53,9 @@ public final class Main {
     }
 
     /**
-     * What the command line asked for.
+     * What the command line asked for; {@code server} is set in the client JVM only.
      */
-    record Options(int iterations, int size, boolean child) {
+    record Options(int connections, int iterations, long bytes, int timeoutSeconds, InetSocketAddress server) {
         int warmUp() {
             return Math.min(MAX_WARM_UP, iterations);
         }
@@ -64,6 +67,10 @@ public final class Main {
      * @param args the options, see {@code --help}.
      */
     public static void main(final String[] args) {
+        if (Arrays.asList(args).contains("--verbs")) {
+            VerbsDemo.main(Arrays.stream(args).filter(arg -> !arg.equals("--verbs")).toArray(String[]::new));
+            return;
+        }
         final Options options;
         try {
             options = parse(args);
@@ -76,14 +83,12 @@ public final class Main {
             System.out.print(USAGE);
             return;
         }
+        final String role = options.server() == null ? "server" : "client";
         try {
-            if (options.child()) {
-                runChild(options);
-            } else {
-                runParent(options);
-            }
+            final boolean ok = options.server() == null ? runServer(options) : runClient(options);
+            System.exit(ok ? 0 : 1);
         } catch (final Exception ex) {
-            System.err.println("rdmachannel demo" + (options.child() ? " (child)" : "") + " failed: " + ex);
+            System.err.println(role + ": failed: " + ex);
             ex.printStackTrace();
             System.exit(1);
         }
@@ -96,99 +101,103 @@ public final class Main {
      * @throws IllegalArgumentException naming the bad argument.
      */
     static Options parse(final String[] args) {
-        int iterations = 100_000;
-        int size = 64;
-        boolean child = false;
+        int connections = 4;
+        int iterations = 10_000;
+        long bytes = 64L << 20;
+        int timeoutSeconds = 300;
+        InetSocketAddress server = null;
         for (int i = 0; i < args.length; i++) {
             final String arg = args[i];
             final int equals = arg.indexOf('=');
             final String name = equals < 0 ? arg : arg.substring(0, equals);
+            if (name.equals("--help") || name.equals("-h")) {
+                return null;
+            }
+            if (!List.of("--connections", "--iterations", "--bytes", "--timeout", CLIENT).contains(name)) {
+                throw new IllegalArgumentException("unknown argument '" + arg + "'");
+            }
+            final String value;
+            if (equals >= 0) {
+                value = arg.substring(equals + 1);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException(name + " needs a value");
+            }
             switch (name) {
-                case "--help", "-h" -> {
-                    return null;
-                }
-                case CHILD -> child = true;
-                case "--iterations", "--size" -> {
-                    final String value;
-                    if (equals >= 0) {
-                        value = arg.substring(equals + 1);
-                    } else if (i + 1 < args.length) {
-                        value = args[++i];
-                    } else {
-                        throw new IllegalArgumentException(name + " needs a value");
-                    }
-                    if (name.equals("--iterations")) {
-                        iterations = number(name, value, 1, 100_000_000);
-                    } else {
-                        size = number(name, value, 8, Peer.PIECE);
-                    }
-                }
-                default -> throw new IllegalArgumentException("unknown argument '" + arg + "'");
+                case "--connections" -> connections = (int) number(name, value, 1, 64);
+                case "--iterations" -> iterations = (int) number(name, value, 1, 100_000_000);
+                case "--bytes" -> bytes = number(name, value, 0, 1L << 40);
+                case "--timeout" -> timeoutSeconds = (int) number(name, value, 1, 86_400);
+                default -> server = address(value);
             }
         }
-        return new Options(iterations, size, child);
+        return new Options(connections, iterations, bytes, timeoutSeconds, server);
     }
 
-    private static int number(final String name, final String value, final int min, final int max) {
+    private static long number(final String name, final String value, final long min, final long max) {
+        final String suffixes = "kmgt";
+        final int shift = value.isEmpty() || !name.equals("--bytes") ? 0
+            : 10 * (suffixes.indexOf(Character.toLowerCase(value.charAt(value.length() - 1))) + 1);
         final long parsed;
         try {
-            parsed = Long.parseLong(value);
+            parsed = Long.parseLong(shift == 0 ? value : value.substring(0, value.length() - 1));
         } catch (final NumberFormatException ex) {
-            throw new IllegalArgumentException(name + " takes a whole number, not '" + value + "'");
+            throw new IllegalArgumentException(name + " takes a whole number" + (name.equals("--bytes")
+                ? " with an optional suffix k, m, g or t" : "") + ", not '" + value + "'");
         }
-        if (parsed < min || parsed > max) {
+        if (parsed < min || parsed > max >> shift) {
             throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ": " + value);
         }
-        return (int) parsed;
+        return parsed << shift;
     }
 
-    // ----- the first JVM -----
-
-    private static void runParent(final Options options) throws Exception {
-        final RdmaProvider provider = RdmaProviders.defaultProvider();
-        provider.ensureAvailability();
-        final Process child = startChild(options);
-        final String ownGid;
-        final String childGid;
-        try {
-            final BufferedReader fromChild = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                StandardCharsets.UTF_8));
-            final PrintStream toChild = new PrintStream(child.getOutputStream(), true, StandardCharsets.UTF_8);
-            try (Peer peer = Peer.open(provider, options.size())) {
-                final Peer.Endpoint own = peer.endpoint();
-                final Peer.Endpoint remote = Peer.Endpoint.parse(expect(fromChild, "gid="));
-                toChild.println(own.format());
-                peer.connect(remote);
-                expect(fromChild, "ready");
-                ownGid = HexFormat.of().formatHex(own.gid());
-                childGid = HexFormat.of().formatHex(remote.gid());
-                System.out.printf("provider: %s, device: %s%n", provider.name(), peer.device().name());
-                System.out.printf("parent:   pid %d, gid %s, qp %d%n", ProcessHandle.current().pid(),
-                    gidText(own.gid()), own.queuePairNumber());
-                System.out.printf("child:    pid %d, gid %s, qp %d%n", child.pid(), gidText(remote.gid()),
-                    remote.queuePairNumber());
-                System.out.println("connected: queue pair " + peer.state() + " (RC, busy-polled completion queues)");
-                pingPong(peer, options);
-                bandwidth(peer, fromChild);
-                toChild.println("bye");
-                expect(fromChild, "closed");
-            }
-            if (!child.waitFor(30, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("the child JVM did not exit");
-            }
-        } finally {
-            if (child.isAlive()) {
-                child.destroyForcibly();
-            }
+    private static InetSocketAddress address(final String value) {
+        final int colon = value.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException(CLIENT + " takes HOST:PORT, not '" + value + "'");
         }
-        if (child.exitValue() != 0) {
-            throw new IllegalStateException("the child JVM exited with status " + child.exitValue());
-        }
-        System.out.println("shutdown: child exited with status 0; queue pairs, memory regions, completion queues,"
-            + " protection domains and devices closed on both sides" + sharedFilesLeft(provider, ownGid, childGid));
+        return new InetSocketAddress(value.substring(0, colon), (int) number(CLIENT, value.substring(colon + 1), 1,
+            65_535));
     }
 
-    private static Process startChild(final Options options) throws IOException {
+    // ----- the first JVM: the echo server -----
+
+    private static boolean runServer(final Options options) throws IOException, InterruptedException {
+        final boolean ok;
+        final long served;
+        try (EchoServer server = EchoServer.open(new InetSocketAddress("127.0.0.1", 0))) {
+            final InetSocketAddress address = server.address();
+            System.out.printf("provider: %s, through %s%n", RdmaProviders.defaultProvider().name(),
+                RdmaSelectorProvider.provider());
+            System.out.printf("server: pid %d, listening on %s with one selector thread (non-blocking)%n",
+                ProcessHandle.current().pid(), address);
+            final Process client = startClient(options, address);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(options.timeoutSeconds());
+            while (client.isAlive()) {
+                if (System.nanoTime() - deadline > 0) {
+                    timeOut(client, server, options);
+                    return false;
+                }
+                server.poll(POLL_MILLIS);
+            }
+            final List<String> open = server.openConnections();
+            System.out.printf(Locale.ROOT, "server: accepted %s, served %d to the end of stream, %d failed;"
+                + " echoed %,d bytes; waited for OP_WRITE %s (partial writes)%n",
+                count(server.accepted(), "connection"), server.served(), server.failed(), server.bytesEchoed(),
+                count(server.writeWaits(), "time"));
+            open.forEach(state -> System.out.println("server: still open: " + state));
+            ok = client.exitValue() == 0 && server.failed() == 0 && open.isEmpty()
+                && server.served() == options.connections();
+            served = server.served();
+            System.out.printf("client: exited with status %d%n", client.exitValue());
+        }
+        System.out.printf("shutdown: %s; server channel, selector and %s closed%n", ok ? "clean" : "FAILED",
+            count(served, "connection"));
+        return ok;
+    }
+
+    private static Process startClient(final Options options, final InetSocketAddress server) throws IOException {
         final List<String> command = new ArrayList<>();
         final String java = System.getenv("RDMACHANNEL_JAVA");
         command.add(java != null && !java.isBlank() ? java : ProcessHandle.current().info().command()
@@ -201,94 +210,96 @@ public final class Main {
                 command.add("-D" + name + "=" + System.getProperty(name));
             }
         }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), CHILD,
-            "--iterations", Integer.toString(options.iterations()), "--size", Integer.toString(options.size())));
-        return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        // The client gives up a little before the server, so that it reports its own state.
+        final int clientTimeout = Math.max(1, options.timeoutSeconds() * 9 / 10);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(),
+            CLIENT, server.getHostString() + ":" + server.getPort(),
+            "--connections", Integer.toString(options.connections()),
+            "--iterations", Integer.toString(options.iterations()),
+            "--bytes", Long.toString(options.bytes()),
+            "--timeout", Integer.toString(clientTimeout)));
+        return new ProcessBuilder(command).inheritIO().start();
     }
 
-    private static void pingPong(final Peer peer, final Options options) {
-        final long warmUpStart = System.nanoTime();
-        peer.ping(options.warmUp());
-        final long start = System.nanoTime();
-        final long[] roundTrips = peer.ping(options.iterations());
-        final long elapsed = System.nanoTime() - start;
-        Arrays.sort(roundTrips);
-        final int count = roundTrips.length;
-        System.out.printf(Locale.ROOT, "ping-pong: %d round trips of %d-byte RDMA WRITE WITH IMM after %d warm-up"
-            + " ones (%.3f s): %d messages, %d payload bytes in %.3f s%n", count, options.size(), options.warmUp(),
-            (start - warmUpStart) / 1e9, 2L * count, 2L * count * options.size(), elapsed / 1e9);
-        System.out.printf(Locale.ROOT, "round trip: p50 %.1f us, p99 %.1f us, min %.1f us, max %.1f us%n",
-            roundTrips[count / 2] / 1e3, roundTrips[(int) Math.min(count - 1, (long) count * 99 / 100)] / 1e3,
-            roundTrips[0] / 1e3, roundTrips[count - 1] / 1e3);
-    }
-
-    private static void bandwidth(final Peer peer, final BufferedReader fromChild) throws IOException {
-        final long elapsed = peer.writeRing(BANDWIDTH_PIECES);
-        final String childChecksum = expect(fromChild, "ring crc=").substring("ring crc=".length());
-        if (!childChecksum.equals(peer.ringChecksum())) {
-            throw new IllegalStateException("the child's ring has checksum " + childChecksum + ", not "
-                + peer.ringChecksum());
+    private static void timeOut(final Process client, final EchoServer server, final Options options)
+        throws IOException, InterruptedException {
+        System.err.printf("server: TIMEOUT: the client (pid %d) did not finish within %d s; its threads:%n",
+            client.pid(), options.timeoutSeconds());
+        final Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        final Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(client.pid()), "Thread.print")
+            .inheritIO().start();
+        if (!dump.waitFor(30, TimeUnit.SECONDS)) {
+            dump.destroyForcibly();
         }
-        final long bytes = BANDWIDTH_PIECES * Peer.PIECE;
-        System.out.printf(Locale.ROOT, "bandwidth: %d RDMA WRITEs of %d bytes, %d bytes in %.3f s: %.1f MB/s"
-            + " (last ring pass checksum %s matches on the child)%n", BANDWIDTH_PIECES, Peer.PIECE, bytes,
-            elapsed / 1e9, bytes / (elapsed / 1e9) / 1e6, childChecksum);
+        server.openConnections().forEach(state -> System.err.println("server: open: " + state));
+        client.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        System.err.println("server: killed the client; shutdown FAILED");
     }
 
-    private static String sharedFilesLeft(final RdmaProvider provider, final String ownGid, final String childGid) {
-        if (!ShmProvider.NAME.equals(provider.name())) {
-            return "";
-        }
-        final Path directory = ShmConfiguration.fromSystemProperties().directory();
-        final boolean left = Files.exists(directory.resolve(ownGid)) || Files.exists(directory.resolve(childGid));
-        return left ? "; BUT shared files remain in " + directory : "; no shared files left in " + directory;
-    }
+    // ----- the second JVM: the client -----
 
-    private static String expect(final BufferedReader fromChild, final String prefix) throws IOException {
-        final String line = fromChild.readLine();
-        if (line == null) {
-            throw new IOException("the child JVM ended its output where '" + prefix + "' was expected");
-        }
-        if (!line.startsWith(prefix)) {
-            throw new IOException("the child JVM said '" + line + "' where '" + prefix + "' was expected");
-        }
-        return line;
-    }
-
-    private static String gidText(final byte[] gid) {
-        final String hex = HexFormat.of().formatHex(gid);
-        final StringBuilder text = new StringBuilder();
-        for (int i = 0; i < hex.length(); i += 4) {
-            text.append(i == 0 ? "" : ":").append(hex, i, i + 4);
-        }
-        return text.toString();
-    }
-
-    // ----- the second JVM -----
-
-    private static void runChild(final Options options) throws Exception {
-        final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        final PrintStream out = System.out;
-        try (Peer peer = Peer.open(RdmaProviders.defaultProvider(), options.size())) {
-            out.println(peer.endpoint().format());
-            out.flush();
-            peer.connect(Peer.Endpoint.parse(in.readLine()));
-            out.println("ready");
-            out.flush();
-            peer.pong(options.warmUp() + options.iterations());
-            final int marker = peer.awaitImmediate();
-            if (marker != Peer.END_OF_RUN) {
-                throw new IllegalStateException("expected the end of the bandwidth run, got immediate " + marker);
+    private static boolean runClient(final Options options) throws IOException, InterruptedException {
+        System.out.printf(Locale.ROOT, "client: pid %d, %s to %s, each: %d round trips of %d bytes"
+            + " after %d warm-up ones, then %s echoed%n", ProcessHandle.current().pid(),
+            count(options.connections(), "connection"), options.server(), options.iterations(),
+            EchoClient.MESSAGE_SIZE, options.warmUp(), size(options.bytes()));
+        final List<EchoClient> clients = new ArrayList<>();
+        final ExecutorService threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().name("echo-client-",
+            1).factory());
+        try {
+            for (int id = 1; id <= options.connections(); id++) {
+                clients.add(EchoClient.connect(id, options.server()));
             }
-            out.println("ring crc=" + peer.ringChecksum());
-            out.flush();
-            final String bye = in.readLine();
-            if (!"bye".equals(bye) || peer.state() != QueuePairState.READY_TO_SEND) {
-                throw new IllegalStateException("expected 'bye' with the queue pair ready, got '" + bye + "' in "
-                    + peer.state());
+            final List<Future<EchoClient.Result>> results = new ArrayList<>();
+            for (final EchoClient client : clients) {
+                results.add(threads.submit(() -> client.run(options.warmUp(), options.iterations(),
+                    options.bytes())));
+            }
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(options.timeoutSeconds());
+            final List<EchoClient.Result> done = new ArrayList<>();
+            for (final Future<EchoClient.Result> result : results) {
+                try {
+                    done.add(result.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS));
+                } catch (final ExecutionException ex) {
+                    System.err.println("client: " + ex.getCause().getMessage());
+                    ex.getCause().printStackTrace();
+                } catch (final TimeoutException ex) {
+                    reportTimeout(options, clients);
+                    return false;
+                }
+            }
+            ClientReport.print(done);
+            return done.size() == clients.size();
+        } finally {
+            for (final EchoClient client : clients) {
+                client.close();
+            }
+            threads.shutdownNow();
+            System.out.printf("client: closed %s%n", count(clients.size(), "connection"));
+        }
+    }
+
+    private static void reportTimeout(final Options options, final List<EchoClient> clients) {
+        System.err.printf("client: TIMEOUT after %d s; connections and threads:%n", options.timeoutSeconds());
+        clients.forEach(client -> System.err.println("client: " + client.describe()));
+        for (final Map.Entry<Thread, StackTraceElement[]> thread : Thread.getAllStackTraces().entrySet()) {
+            if (thread.getKey().getName().startsWith("echo-client-")) {
+                System.err.println("\"" + thread.getKey().getName() + "\" " + thread.getKey().getState());
+                Arrays.stream(thread.getValue()).forEach(frame -> System.err.println("    at " + frame));
             }
         }
-        out.println("closed");
-        out.flush();
+    }
+
+    static String count(final long count, final String noun) {
+        return count + " " + noun + (count == 1 ? "" : "s");
+    }
+
+    static String size(final long bytes) {
+        final String[] units = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+        int unit = 0;
+        while (unit + 1 < units.length && bytes != 0 && bytes % (1L << (10 * (unit + 1))) == 0) {
+            unit++;
+        }
+        return (bytes >> (10 * unit)) + " " + units[unit];
     }
 }

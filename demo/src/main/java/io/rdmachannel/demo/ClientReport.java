@@ -1,0 +1,58 @@
+package io.rdmachannel.demo;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Prints what the echo client's connections measured: per connection, then over all of them.
+ */
+final class ClientReport {
+    private ClientReport() {
+    }
+
+    static void print(final List<EchoClient.Result> results) {
+        if (results.isEmpty()) {
+            return;
+        }
+        long bytes = 0;
+        long firstStart = Long.MAX_VALUE;
+        long lastEnd = Long.MIN_VALUE;
+        for (final EchoClient.Result result : results) {
+            System.out.printf(Locale.ROOT, "client: connection %d ping-pong: %s%n", result.id(),
+                percentiles(result.roundTrips()));
+            final long nanos = result.bulkEnd() - result.bulkStart();
+            System.out.printf(Locale.ROOT, "client: connection %d bulk: %s sent and echoed back in %.3f s, %.1f MB/s"
+                + " each way, CRC32C %08x matches, then end of stream%n", result.id(), Main.size(result.bulkBytes()),
+                nanos / 1e9, megabytesPerSecond(result.bulkBytes(), nanos), result.checksum());
+            bytes += result.bulkBytes();
+            firstStart = Math.min(firstStart, result.bulkStart());
+            lastEnd = Math.max(lastEnd, result.bulkEnd());
+        }
+        final long[] all = results.stream().flatMapToLong(result -> Arrays.stream(result.roundTrips())).sorted()
+            .toArray();
+        final String connections = Main.count(results.size(), "connection");
+        System.out.printf(Locale.ROOT, "client: all %s ping-pong: %s%n", connections, percentiles(all));
+        System.out.printf(Locale.ROOT, "client: all %s bulk: %s each way in %.3f s, %.1f MB/s each way,"
+            + " every checksum OK%n", connections, Main.size(bytes), (lastEnd - firstStart) / 1e9,
+            megabytesPerSecond(bytes, lastEnd - firstStart));
+    }
+
+    /**
+     * Nearest-rank percentiles of sorted round trips, in microseconds.
+     */
+    private static String percentiles(final long[] sorted) {
+        return String.format(Locale.ROOT, "%d round trips, p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us",
+            sorted.length, percentile(sorted, 0.5), percentile(sorted, 0.99), percentile(sorted, 0.999),
+            sorted[sorted.length - 1] / 1e3);
+    }
+
+    private static double percentile(final long[] sorted, final double fraction) {
+        final int rank = (int) Math.ceil(fraction * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)] / 1e3;
+    }
+
+    private static double megabytesPerSecond(final long bytes, final long nanos) {
+        return nanos <= 0 ? 0 : bytes / (nanos / 1e9) / 1e6;
+    }
+}
