@@ -1,0 +1,47 @@
+#!/bin/bash
+# Stage 2 of the soft-RoCE guest, run by the host's bash inside the overlay of the host root: bring up rxe0 on a
+# dummy device, run the job the host wrote into the results share, and write its output and exit status there.
+# Stage 1 powers off afterwards.
+set -uo pipefail
+
+RESULTS="$1"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+
+log() {
+    echo "rdmachannel-guest: $*"
+}
+
+fail() {
+    log "error: $*"
+    echo "$*" >"$RESULTS/guest-error"
+    exit 1
+}
+
+hostname rdmachannel-guest 2>/dev/null || true
+# Keep kernel messages off the console unless they are critical: the console carries the command's output.
+echo 1 >/proc/sys/kernel/printk 2>/dev/null || true
+
+ip link set lo up || fail "ip link set lo up failed"
+ip link add d0 type dummy || fail "cannot create the dummy device d0"
+ip addr add 192.0.2.1/24 dev d0 || fail "cannot set 192.0.2.1/24 on d0"
+ip link set d0 up || fail "cannot bring d0 up"
+rdma link add rxe0 type rxe netdev d0 || fail "rdma link add rxe0 type rxe netdev d0 failed"
+for _ in $(seq 50); do
+    [[ -e /dev/infiniband/uverbs0 && -e /dev/infiniband/rdma_cm ]] && break
+    sleep 0.1
+done
+[[ -e /dev/infiniband/uverbs0 ]] || fail "no /dev/infiniband/uverbs0 after adding rxe0"
+[[ -e /dev/infiniband/rdma_cm ]] || fail "no /dev/infiniband/rdma_cm after adding rxe0"
+
+read -r uptime _ </proc/uptime
+echo "$uptime" >"$RESULTS/boot-seconds"
+log "rxe0 up on d0 (192.0.2.1) after ${uptime}s; running the command"
+echo "===== rdmachannel-guest: command start ====="
+bash "$RESULTS/job.sh" </dev/null 2>&1 | tee "$RESULTS/output.log"
+status=${PIPESTATUS[0]}
+echo "===== rdmachannel-guest: command end ====="
+echo "$status" >"$RESULTS/exit-status"
+read -r uptime _ </proc/uptime
+log "command exited with status $status at ${uptime}s"
+exit 0
