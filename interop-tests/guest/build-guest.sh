@@ -8,6 +8,7 @@
 #   RDMACHANNEL_GUEST_CACHE       cache folder (default: <repo>/.cache/guest)
 #   RDMACHANNEL_GUEST_KERNEL_PKG  kernel package to use instead of the pinned one
 #                                 (e.g. linux-image-6.1.0-28-amd64-unsigned); re-pins it
+#   RDMACHANNEL_GUEST_KEEP_KERNEL_TREE=1  keep the unpacked kernel package (about 400 MB) after the build
 set -euo pipefail
 
 GUEST_SCRIPT_NAME=build-guest
@@ -19,7 +20,7 @@ case "${1:-}" in
     '') ;;
     --force) FORCE=1 ;;
     -h | --help)
-        sed -n '2,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+        sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
         exit 0
         ;;
     *) guest_die "unknown argument: $1 (try --help)" ;;
@@ -78,6 +79,27 @@ if [[ -z $KERNEL_PKG || -z $KERNEL_VERSION ]]; then
     guest_log "pinned the guest kernel to $KERNEL_PKG $KERNEL_VERSION in $PIN_FILE"
 fi
 
+# ---------------------------------------------------------------------------------------------------------------
+# Up to date?
+
+BUSYBOX=/bin/busybox
+[[ -x $BUSYBOX ]] || guest_die "$BUSYBOX is missing (package busybox-static)"
+stamp="$(
+    {
+        printf 'kernel %s %s\n' "$KERNEL_PKG" "$KERNEL_VERSION"
+        printf 'module %s\n' "${GUEST_MODULES[@]}"
+        printf 'busybox %s\n' "$(dpkg-query -W -f='${Version}' busybox-static)"
+        cat "$GUEST_DIR/build-guest.sh" "$GUEST_DIR/lib.sh" "$GUEST_DIR/init/init" "$GUEST_DIR/init/stage2.sh"
+    } | sha256sum | cut -d' ' -f1
+)"
+if [[ $FORCE -eq 0 && -s $KERNEL_OUT && -s $INITRD_OUT && -f $STAMP_FILE && $(cat "$STAMP_FILE") == "$stamp" ]]; then
+    guest_log "guest is up to date ($KERNEL_PKG $KERNEL_VERSION): $INITRD_OUT"
+    exit 0
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# Download and unpack the kernel package.
+
 DEB_DIR="$GUEST_CACHE/debs"
 DEB_FILE="$DEB_DIR/${KERNEL_PKG}_${KERNEL_VERSION//:/%3a}_amd64.deb"
 if [[ ! -s $DEB_FILE ]]; then
@@ -102,24 +124,6 @@ KVER="$(find "$KERNEL_ROOT/lib/modules" -mindepth 1 -maxdepth 1 -type d -printf 
 [[ -n $KVER && -f $KERNEL_ROOT/boot/vmlinuz-$KVER ]] || guest_die "no kernel found in $KERNEL_ROOT"
 if [[ ! -f $KERNEL_ROOT/lib/modules/$KVER/modules.dep ]]; then
     /sbin/depmod -b "$KERNEL_ROOT" "$KVER"
-fi
-
-# ---------------------------------------------------------------------------------------------------------------
-# Up to date?
-
-BUSYBOX=/bin/busybox
-[[ -x $BUSYBOX ]] || guest_die "$BUSYBOX is missing (package busybox-static)"
-stamp="$(
-    {
-        printf 'kernel %s %s %s\n' "$KERNEL_PKG" "$KERNEL_VERSION" "$KVER"
-        printf 'module %s\n' "${GUEST_MODULES[@]}"
-        printf 'busybox %s\n' "$(dpkg-query -W -f='${Version}' busybox-static)"
-        cat "$GUEST_DIR/build-guest.sh" "$GUEST_DIR/lib.sh" "$GUEST_DIR/init/init" "$GUEST_DIR/init/stage2.sh"
-    } | sha256sum | cut -d' ' -f1
-)"
-if [[ $FORCE -eq 0 && -s $KERNEL_OUT && -s $INITRD_OUT && -f $STAMP_FILE && $(cat "$STAMP_FILE") == "$stamp" ]]; then
-    guest_log "guest is up to date ($KVER): $INITRD_OUT"
-    exit 0
 fi
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -177,5 +181,8 @@ guest_log "$(wc -l <"$LOAD_LIST") modules in the initramfs"
 mv "$INITRD_OUT.tmp" "$INITRD_OUT"
 cp "$KERNEL_ROOT/boot/vmlinuz-$KVER" "$KERNEL_OUT"
 rm -rf "$STAGING"
+if [[ ${RDMACHANNEL_GUEST_KEEP_KERNEL_TREE:-0} != 1 ]]; then
+    rm -rf "$KERNEL_ROOT" # about 400 MB; unpacked again from the cached .deb when a rebuild needs it
+fi
 printf '%s\n' "$stamp" >"$STAMP_FILE"
 guest_log "built $INITRD_OUT ($(du -h "$INITRD_OUT" | cut -f1)) and $KERNEL_OUT ($KVER)"
