@@ -13,8 +13,8 @@
 #
 # The command runs as root with JAVA_HOME set to a JDK 25 and sees the host's files at their host paths (writes go
 # to RAM and are lost, except under $RDMACHANNEL_GUEST_RESULTS, the results folder, which is shared writable).
-# Its output is streamed to stdout; progress goes to stderr; the whole guest console goes to console.log in the
-# results folder.
+# Its output (stdout and stderr together) is streamed to stdout and kept in output.log in the results folder; the
+# guest's progress lines go to stderr; the whole guest console goes to console.log there.
 #
 # Exit status: the command's own, or 124 if the guest watchdog or the host timeout stopped it, or 125 if the
 # guest never reported a status (it failed to boot, to set up rxe0, or QEMU failed).
@@ -155,23 +155,22 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Follow the console: the command's output to stdout, the guest's progress lines (and panics) to stderr.
-tail -n +1 -F --pid="$qemu_pid" "$console_log" 2>/dev/null | awk '
-    { sub(/\r$/, "") }
-    /Kernel panic|^qemu-system/ { print "guest: " $0 > "/dev/stderr"; fflush("/dev/stderr"); next }
-    !inside && /===== rdmachannel-guest: command start =====$/ { inside = 1; next }
-    inside && /===== rdmachannel-guest: command end =====$/ {
-        # Output without a final newline ends up in front of the marker.
-        sub(/===== rdmachannel-guest: command end =====$/, "")
-        if ($0 != "") { print; fflush() }
-        inside = 0
-        next
-    }
-    inside { print; fflush(); next }
-    /===== rdmachannel-guest: / { next }
-    /rdmachannel-guest: / { sub(/.*rdmachannel-guest: /, "guest: "); print > "/dev/stderr"; fflush("/dev/stderr"); next }
-' &
-follower_pid=$!
+# Follow the command's output (written by the guest into the results share) to stdout, and the guest's progress
+# lines (and panics) on the console to stderr.
+tail -n +1 -F --pid="$qemu_pid" "$results/output.log" 2>/dev/null &
+output_follower=$!
+follow_console() {
+    local line
+    while IFS= read -r line; do
+        line="${line%$'\r'}"
+        case "$line" in
+            *rdmachannel-guest:\ *) printf 'guest: %s\n' "${line#*rdmachannel-guest: }" ;;
+            *'Kernel panic'* | qemu-system*) printf 'guest: %s\n' "$line" ;;
+        esac
+    done
+}
+tail -n +1 -F --pid="$qemu_pid" "$console_log" 2>/dev/null | follow_console >&2 &
+console_follower=$!
 
 host_limit=$((timeout_s + HOST_GRACE))
 killed=0
@@ -188,7 +187,7 @@ while kill -0 "$qemu_pid" 2>/dev/null; do
 done
 qemu_status=0
 wait "$qemu_pid" || qemu_status=$?
-wait "$follower_pid" 2>/dev/null || true
+wait "$output_follower" "$console_follower" 2>/dev/null || true
 trap - EXIT
 elapsed=$((SECONDS - start))
 
