@@ -9,7 +9,8 @@
 #                      the host kills QEMU 120 s later if the guest has not stopped by then
 #   --cwd DIR          working directory of the command (default: the repository root)
 #   --env NAME=VALUE   set an environment variable for the command (repeatable)
-#   --results DIR      results folder (default: a new folder under <cache>/runs)
+#   --results DIR      results folder (default: a new folder under <cache>/runs; the newest
+#                      $RDMACHANNEL_GUEST_KEEP_RUNS (20) of those are kept)
 #
 # The command runs as root with JAVA_HOME set to a JDK 25 and sees the host's files at their host paths (writes go
 # to RAM and are lost, except under $RDMACHANNEL_GUEST_RESULTS, the results folder, which is shared writable).
@@ -98,6 +99,12 @@ if ! flock -n 8; then
 fi
 
 if [[ -z $results ]]; then
+    # Keep the newest runs only.
+    keep="${RDMACHANNEL_GUEST_KEEP_RUNS:-20}"
+    if [[ -d $GUEST_CACHE/runs && $keep =~ ^[0-9]+$ ]]; then
+        find "$GUEST_CACHE/runs" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*-*' -printf '%f\n' | sort -r |
+            tail -n +"$((keep + 1))" | while read -r old; do rm -rf "${GUEST_CACHE:?}/runs/$old"; done
+    fi
     results="$GUEST_CACHE/runs/$(date +%Y%m%d-%H%M%S)-$$"
 fi
 mkdir -p "$results"
