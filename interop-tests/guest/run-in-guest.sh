@@ -21,7 +21,8 @@
 # guest never reported a status (it failed to boot, to set up rxe0, or QEMU failed).
 #
 # Environment: RDMACHANNEL_GUEST_CACHE, RDMACHANNEL_GUEST_TIMEOUT, RDMACHANNEL_GUEST_JAVA_HOME (default: a JDK 25
-# under /usr/lib/jvm), RDMACHANNEL_GUEST_SMP (2), RDMACHANNEL_GUEST_MEM (3072, MiB), RDMACHANNEL_GUEST_NICE (15).
+# under /usr/lib/jvm), RDMACHANNEL_GUEST_SMP (2), RDMACHANNEL_GUEST_MEM (3072, MiB), RDMACHANNEL_GUEST_NICE (15),
+# RDMACHANNEL_GUEST_CPU (max: QEMU's -cpu model).
 set -euo pipefail
 
 GUEST_SCRIPT_NAME=run-in-guest
@@ -109,7 +110,7 @@ if [[ -z $results ]]; then
 fi
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
-rm -f "$results"/{exit-status,guest-error,watchdog-expired,boot-seconds,output.log,console.log,job.sh,results-path}
+rm -f "$results"/{exit-status,guest-error,watchdog-expired,boot-seconds,output.log,console.log,dmesg.log,job.sh,results-path}
 console_log="$results/console.log"
 
 printf '%s\n' "$results" >"$results/results-path"
@@ -135,7 +136,7 @@ qemu_path() { printf '%s' "${1//,/,,}"; } # commas are doubled in QEMU option va
 qemu=(
     nice -n "${RDMACHANNEL_GUEST_NICE:-15}"
     qemu-system-x86_64
-    -accel tcg,thread=multi -cpu max
+    -accel tcg,thread=multi -cpu "${RDMACHANNEL_GUEST_CPU:-max}"
     -smp "${RDMACHANNEL_GUEST_SMP:-2}" -m "${RDMACHANNEL_GUEST_MEM:-3072}"
     -nographic -no-reboot -nic none
     -kernel "$GUEST_CACHE/vmlinuz" -initrd "$GUEST_CACHE/initramfs.gz"

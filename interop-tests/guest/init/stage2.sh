@@ -18,9 +18,11 @@ fail() {
     exit 1
 }
 
+# A name that resolves without a network (the /etc/hosts change stays in the RAM overlay).
 hostname rdmachannel-guest 2>/dev/null || true
-# Keep kernel messages off the console unless they are critical: the console carries the command's output.
-echo 1 >/proc/sys/kernel/printk 2>/dev/null || true
+printf '127.0.1.1\trdmachannel-guest\n' >>/etc/hosts
+# Kernel warnings and worse go to the console (and so into console.log).
+echo 5 >/proc/sys/kernel/printk 2>/dev/null || true
 
 ip link set lo up || fail "ip link set lo up failed"
 ip link add d0 type dummy || fail "cannot create the dummy device d0"
@@ -40,6 +42,7 @@ log "rxe0 up on d0 (192.0.2.1) after ${uptime}s; running the command"
 # The output goes to the results share, not the console: the emulated serial port manages only about 100 KB/s.
 status=0
 bash "$RESULTS/job.sh" </dev/null >"$RESULTS/output.log" 2>&1 || status=$?
+dmesg >"$RESULTS/dmesg.log" 2>&1 || true
 echo "$status" >"$RESULTS/exit-status"
 read -r uptime _ </proc/uptime
 log "command exited with status $status at ${uptime}s"
