@@ -7,7 +7,7 @@ package io.rdmachannel.channel.shm;
  *    0 state int (QueuePairState code; DESTROYED when closed)   4 access flags int (remote access allowed)
  *    8 protection domain handle int   12 receive completion queue id int   16 shared receive queue id int (-1: own)
  *   20 min RNR timer code int   24 magic int   28 receive queue capacity int   32 receive max SGE int
- *   36 inbound capacity int
+ *   36 inbound capacity int   40 generation int (bumped by each RESET; a link introduced for an older one is refused)
  *  256 receive queue region (ReceiveQueueDescriptor), absent with a shared receive queue
  *   .. inbound completion ring (InboundCompletionDescriptor)
  * </pre>
@@ -26,6 +26,7 @@ final class QueuePairBlockDescriptor {
     static final int RQ_CAPACITY_OFFSET = 28;
     static final int RQ_MAX_SGE_OFFSET = 32;
     static final int INBOUND_CAPACITY_OFFSET = 36;
+    static final int GENERATION_OFFSET = 40;
     static final int HEADER_LENGTH = 256;
 
     private QueuePairBlockDescriptor() {

@@ -181,6 +181,13 @@ final class RemotePeer implements AutoCloseable {
     }
 
     /**
+     * The peer's connection generation, bumped by each RESET of the peer.
+     */
+    int generation() {
+        return Atomics.getIntVolatile(block.segment(), QueuePairBlockDescriptor.GENERATION_OFFSET);
+    }
+
+    /**
      * The remote access the peer queue pair allows.
      */
     int accessFlags() {

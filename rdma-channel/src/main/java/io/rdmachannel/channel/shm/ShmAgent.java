@@ -92,7 +92,7 @@ final class ShmAgent implements AutoCloseable {
             channel.configureBlocking(false);
             final ShmLink link = new ShmLink(this, channel);
             link.bind(local);
-            link.sendHello(device.gid(), local.number(), remoteQueuePairNumber);
+            link.sendHello(device.gid(), local.number(), remoteQueuePairNumber, local.generation());
             execute(() -> register(link));
             return link;
         } catch (final IOException | RuntimeException ex) {

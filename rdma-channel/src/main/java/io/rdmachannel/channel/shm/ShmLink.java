@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *  frame (32 bytes, host byte order): type int, arg1 int, arg2 int, reserved int, gid 16 bytes
- *   HELLO       arg1 = sender's QP number, arg2 = receiver's QP number, gid = sender's device GID
+ *   HELLO       arg1 = sender's QP number, arg2 = receiver's QP number, reserved = the sender QP's generation,
+ *               gid = sender's device GID
  *   WAKE_CQ     arg1 = completion queue id at the receiver
  *   RECV_POSTED arg1 = receiver's QP number (whose send queue may retry)
  *   QP_ERROR    arg1 = receiver's QP number (to move to ERROR)
@@ -56,10 +57,11 @@ final class ShmLink {
         return queuePair;
     }
 
-    void sendHello(final byte[] gid, final int fromQueuePair, final int toQueuePair) throws IOException {
+    void sendHello(final byte[] gid, final int fromQueuePair, final int toQueuePair, final int generation)
+        throws IOException {
         synchronized (this) {
             frame.clear();
-            frame.putInt(HELLO).putInt(fromQueuePair).putInt(toQueuePair).putInt(0).put(gid).flip();
+            frame.putInt(HELLO).putInt(fromQueuePair).putInt(toQueuePair).putInt(generation).put(gid).flip();
             writeOrQueue();
         }
         if (hasPendingWrites()) {
@@ -139,7 +141,7 @@ final class ShmLink {
             if (type == HELLO) {
                 final byte[] gid = new byte[16];
                 readBuffer.get(start + 16, gid);
-                onHello(device, gid, first, second);
+                onHello(device, gid, first, second, readBuffer.getInt(start + 12));
             } else {
                 dispatch(device, type, first);
             }
@@ -149,9 +151,10 @@ final class ShmLink {
         return true;
     }
 
-    private void onHello(final ShmDevice device, final byte[] gid, final int remote, final int local) {
+    private void onHello(final ShmDevice device, final byte[] gid, final int remote, final int local,
+        final int generation) {
         final ShmQueuePair target = device.queuePair(local);
-        if (target == null || !target.acceptLink(this, gid, remote)) {
+        if (target == null || !target.acceptLink(this, gid, remote, generation)) {
             LOG.debug("shm link introduced for unknown or unexpected queue pair {} from {}/{}", local,
                 HexFormat.of().formatHex(gid), remote);
             close();

@@ -88,6 +88,7 @@ final class ShmQueuePair implements QueuePair {
     private ShmLink earlyLink;
     private byte[] earlyGid;
     private int earlyQueuePairNumber;
+    private int earlyGeneration;
     private final int[] pendingWakes = new int[8];
     private int pendingWakeCount;
 
@@ -340,6 +341,8 @@ final class ShmQueuePair implements QueuePair {
     }
 
     private void reset() {
+        // a link introduced for the connection that ends here must not be taken for the next one
+        Atomics.setIntVolatile(blockSegment, QueuePairBlockDescriptor.GENERATION_OFFSET, generation() + 1);
         final RemotePeer peer = remote;
         remote = null;
         closeLink();
@@ -525,6 +528,10 @@ final class ShmQueuePair implements QueuePair {
             retryScheduled = false;
             device.agent().cancelRetry(this);
         }
+    }
+
+    int generation() {
+        return Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.GENERATION_OFFSET);
     }
 
     long retryDeadlineNanos() {
@@ -809,7 +816,13 @@ final class ShmQueuePair implements QueuePair {
     private boolean isCurrentPeer(final ShmLink via, final int peerNumber) {
         if (via != null) {
             synchronized (linkLock) {
-                return via == link || via == earlyLink;
+                if (via == earlyLink) {
+                    // a link this side never adopted ended: forget it, the connection is not affected
+                    earlyLink = null;
+                    earlyGid = null;
+                    return false;
+                }
+                return via == link;
             }
         }
         final RemotePeer peer = remote;
@@ -843,14 +856,14 @@ final class ShmQueuePair implements QueuePair {
      *
      * @return false to refuse it.
      */
-    boolean acceptLink(final ShmLink incoming, final byte[] gid, final int remoteNumber) {
+    boolean acceptLink(final ShmLink incoming, final byte[] gid, final int remoteNumber, final int generation) {
         synchronized (linkLock) {
             if (closed || link != null || earlyLink != null) {
                 return false;
             }
             final RemotePeer peer = remote;
             if (peer != null) {
-                if (!peer.matches(gid, remoteNumber)) {
+                if (!peer.matches(gid, remoteNumber) || peer.generation() != generation) {
                     return false;
                 }
                 incoming.bind(this);
@@ -861,6 +874,7 @@ final class ShmQueuePair implements QueuePair {
             earlyLink = incoming;
             earlyGid = gid;
             earlyQueuePairNumber = remoteNumber;
+            earlyGeneration = generation;
             return true;
         }
     }
@@ -874,7 +888,7 @@ final class ShmQueuePair implements QueuePair {
         synchronized (linkLock) {
             remote = peer;
             if (earlyLink != null) {
-                if (peer.matches(earlyGid, earlyQueuePairNumber)) {
+                if (peer.matches(earlyGid, earlyQueuePairNumber) && peer.generation() == earlyGeneration) {
                     attachLinkLocked(earlyLink);
                 } else {
                     earlyLink.close();

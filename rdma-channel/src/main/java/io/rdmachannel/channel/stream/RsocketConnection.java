@@ -26,6 +26,7 @@ import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -84,6 +85,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private volatile IOException failure;
     private SocketAddress localAddress;
     private SocketAddress remoteAddress;
+    private ScheduledFuture<?> keepAliveProbe;
+    private long keepAlivesSent;
 
     // resources, released in reverse order by release()
     private DeviceContext context;
@@ -254,6 +257,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             messages = new int[receiveQueueSize + 1];
             connected = true;
             giveCredits();
+            if (options.keepAlive()) {
+                keepAliveProbe = transport.scheduleKeepAlive(this::sendKeepAlive);
+            }
         } finally {
             lock.unlock();
         }
@@ -575,6 +581,30 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         queuePair.postSend(send);
         controlSlots--;
         controlSequence++;
+    }
+
+    /**
+     * The keepalive probe, as rsockets sends it: a zero-length RDMA WRITE without immediate to address 0 and rkey 0,
+     * which consumes nothing at the peer and completes only if the peer's queue pair still answers. A failed
+     * completion fails the connection ("Connection reset").
+     */
+    private void sendKeepAlive() {
+        lock.lock();
+        try {
+            if (!connected || closing || error != null || peerDisconnected || controlSlots == 0) {
+                return;
+            }
+            send.reset().id((long) KIND_CONTROL << 32 | ImmediateData.CTRL_KEEPALIVE)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED).remote(0, 0);
+            queuePair.postSend(send);
+            controlSlots--;
+            controlSequence++;
+            keepAlivesSent++;
+            pollCompletions();
+        } finally {
+            lock.unlock();
+        }
+        notifyObserver();
     }
 
     private void flushPendingControl() {
@@ -922,6 +952,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      * Release every resource in reverse order of creation. Safe to call with any subset allocated.
      */
     private void release() {
+        if (keepAliveProbe != null) {
+            keepAliveProbe.cancel(false);
+            keepAliveProbe = null;
+        }
         if (queuePair != null) {
             queuePair.close();
             queuePair = null;
@@ -963,6 +997,15 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     // ----- information -----
 
+    long keepAlivesSent() {
+        lock.lock();
+        try {
+            return keepAlivesSent;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public SocketAddress localAddress() {
         return localAddress;
@@ -986,7 +1029,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 + ", receivedBytes=" + receivedBytes + ", advertisedBytes=" + advertisedBytes
                 + ", outputShutdown=" + outputShutdown + ", inputShutdown=" + inputShutdown
                 + ", peerShutdown=" + peerShutdown + ", peerDisconnected=" + peerDisconnected
-                + ", lastStatus=" + lastStatus + ", error=" + error + '}';
+                + ", keepAlivesSent=" + keepAlivesSent + ", lastStatus=" + lastStatus + ", error=" + error + '}';
         } finally {
             lock.unlock();
         }

@@ -11,6 +11,10 @@ import java.net.SocketAddress;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The rsockets stream transport over one provider: one connection manager, and per device a {@link DeviceContext}.
@@ -20,6 +24,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
     private final StreamConfiguration configuration;
     private final ConnectionManager connectionManager;
     private final Map<RdmaDevice, DeviceContext> contexts = new IdentityHashMap<>();
+    private ScheduledExecutorService keepAlive;
     private boolean closed;
 
     RsocketTransport(final RdmaProvider provider, final String connectionManagerName) throws IOException {
@@ -35,6 +40,18 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
 
     StreamConfiguration configuration() {
         return configuration;
+    }
+
+    /**
+     * Run a connection's keepalive every period on a timer thread started on first use.
+     */
+    synchronized ScheduledFuture<?> scheduleKeepAlive(final Runnable probe) {
+        if (keepAlive == null) {
+            keepAlive = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon()
+                .name("rdmachannel-keepalive").factory());
+        }
+        final long period = configuration.keepAliveSeconds();
+        return keepAlive.scheduleAtFixedRate(probe, period, period, TimeUnit.SECONDS);
     }
 
     @Override
@@ -86,6 +103,9 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
                 return;
             }
             closed = true;
+        }
+        if (keepAlive != null) {
+            keepAlive.shutdownNow();
         }
         for (final DeviceContext context : contexts.values()) {
             context.close();

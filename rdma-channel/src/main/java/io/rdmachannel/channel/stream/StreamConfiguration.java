@@ -3,6 +3,9 @@ package io.rdmachannel.channel.stream;
 import static io.rdmachannel.channel.internal.Settings.intProperty;
 import static io.rdmachannel.channel.internal.Settings.invalid;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Properties;
 
 /**
@@ -88,6 +91,15 @@ public final class StreamConfiguration {
     public static final int POLLING_TIME_DEFAULT = 10;
 
     /**
+     * Keepalive period in seconds for connections with {@code SO_KEEPALIVE} ({@code TCP_KEEPIDLE}): each period a
+     * zero-length RDMA WRITE the peer never sees, so a dead peer shows up as a failed send.
+     */
+    public static final String KEEP_ALIVE_TIME_PROP_NAME = "rdmachannel.stream.keepAliveSeconds";
+    /** Default for {@link #KEEP_ALIVE_TIME_PROP_NAME}: the kernel's {@code tcp_keepalive_time} as rsockets reads it, or
+     * 7200. */
+    public static final int KEEP_ALIVE_TIME_DEFAULT = kernelKeepAliveTime();
+
+    /**
      * Attempts of address and of route resolution, each with a timeout of {@code 1000 << attempt} ms: one plus the
      * {@code RS_CONN_RETRIES} (6) retries of rsockets.
      */
@@ -129,6 +141,7 @@ public final class StreamConfiguration {
     private final int transferStartLength;
     private final int sendLowWaterMark;
     private final int pollingTimeMicros;
+    private final int keepAliveSeconds;
     private final int resolveAttempts;
     private final int retryCount;
     private final int rnrRetryCount;
@@ -158,6 +171,8 @@ public final class StreamConfiguration {
         sendLowWaterMark = intProperty(properties, SEND_LOW_WATER_MARK_PROP_NAME, SEND_LOW_WATER_MARK_DEFAULT,
             1, MAX_BUFFER_LENGTH / 2);
         pollingTimeMicros = intProperty(properties, POLLING_TIME_PROP_NAME, POLLING_TIME_DEFAULT, 0, 1_000_000);
+        keepAliveSeconds = intProperty(properties, KEEP_ALIVE_TIME_PROP_NAME, KEEP_ALIVE_TIME_DEFAULT, 1,
+            Integer.MAX_VALUE);
         resolveAttempts = intProperty(properties, RESOLVE_ATTEMPTS_PROP_NAME, RESOLVE_ATTEMPTS_DEFAULT, 1, 10);
         retryCount = intProperty(properties, RETRY_COUNT_PROP_NAME, RETRY_COUNT_DEFAULT, 0, 7);
         rnrRetryCount = intProperty(properties, RNR_RETRY_COUNT_PROP_NAME, RNR_RETRY_COUNT_DEFAULT, 0, 7);
@@ -353,6 +368,26 @@ public final class StreamConfiguration {
     }
 
     /**
+     * The keepalive period.
+     *
+     * @return seconds.
+     */
+    public int keepAliveSeconds() {
+        return keepAliveSeconds;
+    }
+
+    private static int kernelKeepAliveTime() {
+        try {
+            final String text = Files.readString(Path.of(
+                "/proc/sys/net/ipv4/tcp_keepalive_time")).trim();
+            final int seconds = Integer.parseInt(text);
+            return seconds > 0 ? seconds : 7200;
+        } catch (final IOException | RuntimeException ex) {
+            return 7200;
+        }
+    }
+
+    /**
      * The attempts of address and of route resolution.
      *
      * @return attempts.
@@ -411,6 +446,7 @@ public final class StreamConfiguration {
             + ", transferStartLength=" + transferStartLength
             + ", sendLowWaterMark=" + sendLowWaterMark
             + ", pollingTimeMicros=" + pollingTimeMicros
+            + ", keepAliveSeconds=" + keepAliveSeconds
             + ", resolveAttempts=" + resolveAttempts
             + ", retryCount=" + retryCount
             + ", rnrRetryCount=" + rnrRetryCount

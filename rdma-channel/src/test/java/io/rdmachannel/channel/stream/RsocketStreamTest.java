@@ -3,6 +3,7 @@ package io.rdmachannel.channel.stream;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.spi.RdmaProviders;
@@ -162,6 +163,41 @@ class RsocketStreamTest {
                     BlockingStream.read(server, received, serverWaker);
                 }
                 assertArrayEquals(new byte[] {1, 2, 3}, received.array());
+            }
+        }
+    }
+
+    @Test
+    void shouldProbeWithKeepAlivesWithoutDisturbingTheStream() throws Exception {
+        final String previous = System.getProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME);
+        System.setProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME, "1");
+        final StreamTransport probing = StreamTransports.open(RdmaProviders.byName("shm"));
+        try {
+            final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+            try (StreamListener listener = probing.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                0), 4, new StreamOptions(), serverWaker)) {
+                final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+                try (StreamConnection client = BlockingStream.connect(probing.connect(listener.localAddress(), null,
+                    new StreamOptions().keepAlive(true), clientWaker), clientWaker);
+                    StreamConnection server = BlockingStream.accept(listener, serverWaker)) {
+                    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (((RsocketConnection) client).keepAlivesSent() < 2 && System.nanoTime() < deadline) {
+                        clientWaker.waitFor();
+                    }
+                    assertTrue(((RsocketConnection) client).keepAlivesSent() >= 2, client.describe());
+                    BlockingStream.writeFully(client, ByteBuffer.wrap(new byte[] {7}), clientWaker);
+                    final ByteBuffer received = ByteBuffer.allocate(1);
+                    assertEquals(1, BlockingStream.read(server, received, serverWaker), server.describe());
+                    assertEquals(7, received.get(0));
+                    assertEquals(0, client.readyOps() & StreamReadiness.READ, client.describe());
+                }
+            }
+        } finally {
+            StreamTransports.close(probing);
+            if (previous == null) {
+                System.clearProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME);
+            } else {
+                System.setProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME, previous);
             }
         }
     }
