@@ -284,6 +284,20 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         return failure;
     }
 
+    /**
+     * The state of the queue pair, for tests and diagnostics.
+     *
+     * @return the state, or {@code null} once the queue pair was released.
+     */
+    QueuePairState queuePairState() {
+        lock.lock();
+        try {
+            return queuePair == null ? null : queuePair.state();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     // ----- readiness -----
 
     /**
