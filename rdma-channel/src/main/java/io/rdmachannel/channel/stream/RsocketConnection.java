@@ -454,6 +454,12 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             throw new ProtocolException("the peer wrote beyond the receive space granted: receivedBytes="
                 + receivedBytes + ", length=" + length + ", advertisedBytes=" + advertisedBytes);
         }
+        // we advertise the ring in halves, consecutive in stream order; a sender never crosses one's end
+        final long regionEnd = (receivedBytes / half + 1) * half;
+        if (receivedBytes + length > regionEnd) {
+            throw new ProtocolException("the peer wrote across the end of a receive region: receivedBytes="
+                + receivedBytes + ", length=" + length + ", regionEnd=" + regionEnd);
+        }
         if (messageCount == messages.length) {
             throw new ProtocolException("the peer sent more messages than its credits allow: credits="
                 + receiveQueueSize);
