@@ -124,6 +124,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     // receiver, guarded by lock
     private int receiveSequence;
+    private int receivedMessages;
+    private int grantedLimit;
     private int receiveThreshold;
     private long receiveBufferFree;
     private int receiveFreeOffset;
@@ -236,6 +238,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             targetKey[0] = peer.dataBufferKey();
             targetLength[0] = peer.dataBufferLength();
             receiveThreshold = receiveQueueSize / 2;
+            grantedLimit = receiveQueueSize & CreditSequence.MASK;
             receiveBufferFree = half;
             receiveFreeOffset = half;
             advertisedBytes = half;
@@ -460,10 +463,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             throw new ProtocolException("the peer wrote across the end of a receive region: receivedBytes="
                 + receivedBytes + ", length=" + length + ", regionEnd=" + regionEnd);
         }
-        if (messageCount == messages.length) {
-            throw new ProtocolException("the peer sent more messages than its credits allow: credits="
-                + receiveQueueSize);
+        if (!CreditSequence.hasCredit(receivedMessages, grantedLimit)) {
+            throw new ProtocolException("the peer sent more messages than the credits granted: received="
+                + receivedMessages + ", creditLimit=" + grantedLimit);
         }
+        receivedMessages = CreditSequence.next(receivedMessages);
         receivedBytes += length;
         if (inputShutdown) {
             consume(length, true);
@@ -542,7 +546,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         if (receiveBufferFree >= half) {
             sendTargetRegion();
         } else if ((short) (receiveSequence - receiveThreshold) >= 0) {
-            postControl(ImmediateData.sgl(CreditSequence.grantLimit(receiveSequence, receiveQueueSize)), 0xFFFF);
+            grantedLimit = CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
+            postControl(ImmediateData.sgl(grantedLimit), 0xFFFF);
             receiveThreshold = CreditSequence.add(receiveSequence, receiveQueueSize / 2);
         }
     }
@@ -565,6 +570,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             .sge(0, sendRegion.address() + sendBufferSize + MAX_INLINE_STAGE + stage, SgeDescriptor.LENGTH,
                 sendRegion.localKey());
         queuePair.postSend(send);
+        grantedLimit = CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
         controlSlots--;
         controlSequence++;
         receiveFreeOffset = (receiveFreeOffset + half) % receiveBufferSize;
