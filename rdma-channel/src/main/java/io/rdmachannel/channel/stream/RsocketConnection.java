@@ -493,7 +493,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             if (targetLength[i] == 0 && length != 0) {
                 final long address = targetView.getLong(offset + SgeDescriptor.ADDRESS_OFFSET, ByteOrder.nativeOrder());
                 if (length < 0 || length > ConnectionDataValidator.MAX_DATA_BUFFER_LENGTH_DEFAULT
-                    || address + length < address && address + length != 0) {
+                    || Long.compareUnsigned(address + length, address) <= 0) {
                     throw new ProtocolException("the peer advertised an impossible target region: address=0x"
                         + Long.toHexString(address) + ", length=" + Integer.toUnsignedString(length));
                 }
