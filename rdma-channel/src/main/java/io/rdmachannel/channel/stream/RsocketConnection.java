@@ -430,6 +430,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             failIfConnected("receive completed with " + completion.status().description());
             return;
         }
+        if (error != null) {
+            // polled in the same batch as the failure: nothing the peer sent after it is trusted
+            return;
+        }
         try {
             if (!completion.hasImmediate()) {
                 throw new ProtocolException("a message without immediate data arrived");
