@@ -127,6 +127,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     // receiver, guarded by lock
     private int receiveSequence;
+    private int receivedMessages;
+    private int grantedLimit;
     private int receiveThreshold;
     private long receiveBufferFree;
     private int receiveFreeOffset;
@@ -251,6 +253,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             targetKey[0] = peer.dataBufferKey();
             targetLength[0] = peer.dataBufferLength();
             receiveThreshold = receiveQueueSize / 2;
+            grantedLimit = receiveQueueSize & CreditSequence.MASK;
             receiveBufferFree = half;
             receiveFreeOffset = half;
             advertisedBytes = half;
@@ -300,6 +303,20 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     IOException failure() {
         return failure;
+    }
+
+    /**
+     * The state of the queue pair, for tests and diagnostics.
+     *
+     * @return the state, or {@code null} once the queue pair was released.
+     */
+    QueuePairState queuePairState() {
+        lock.lock();
+        try {
+            return queuePair == null ? null : queuePair.state();
+        } finally {
+            lock.unlock();
+        }
     }
 
     // ----- readiness -----
@@ -431,6 +448,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             failIfConnected("receive completed with " + completion.status().description());
             return;
         }
+        if (error != null) {
+            // polled in the same batch as the failure: nothing the peer sent after it is trusted
+            return;
+        }
         try {
             if (!completion.hasImmediate()) {
                 throw new ProtocolException("a message without immediate data arrived");
@@ -458,10 +479,17 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             throw new ProtocolException("the peer wrote beyond the receive space granted: receivedBytes="
                 + receivedBytes + ", length=" + length + ", advertisedBytes=" + advertisedBytes);
         }
-        if (messageCount == messages.length) {
-            throw new ProtocolException("the peer sent more messages than its credits allow: credits="
-                + receiveQueueSize);
+        // we advertise the ring in halves, consecutive in stream order; a sender never crosses one's end
+        final long regionEnd = (receivedBytes / half + 1) * half;
+        if (receivedBytes + length > regionEnd) {
+            throw new ProtocolException("the peer wrote across the end of a receive region: receivedBytes="
+                + receivedBytes + ", length=" + length + ", regionEnd=" + regionEnd);
         }
+        if (!CreditSequence.hasCredit(receivedMessages, grantedLimit)) {
+            throw new ProtocolException("the peer sent more messages than the credits granted: received="
+                + receivedMessages + ", creditLimit=" + grantedLimit);
+        }
+        receivedMessages = CreditSequence.next(receivedMessages);
         receivedBytes += length;
         if (inputShutdown) {
             consume(length, true);
@@ -487,7 +515,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             if (targetLength[i] == 0 && length != 0) {
                 final long address = targetView.getLong(offset + SgeDescriptor.ADDRESS_OFFSET, ByteOrder.nativeOrder());
                 if (length < 0 || length > transport.configuration().peerMaxDataBufferLength()
-                    || address + length < address && address + length != 0) {
+                    || Long.compareUnsigned(address + length, address) <= 0) {
                     throw new ProtocolException("the peer advertised an impossible target region: address=0x"
                         + Long.toHexString(address) + ", length=" + Integer.toUnsignedString(length));
                 }
@@ -540,7 +568,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         if (receiveBufferFree >= half) {
             sendTargetRegion();
         } else if ((short) (receiveSequence - receiveThreshold) >= 0) {
-            postControl(ImmediateData.sgl(CreditSequence.grantLimit(receiveSequence, receiveQueueSize)), 0xFFFF);
+            grantedLimit = CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
+            postControl(ImmediateData.sgl(grantedLimit), 0xFFFF);
             receiveThreshold = CreditSequence.add(receiveSequence, receiveQueueSize / 2);
         }
     }
@@ -563,6 +592,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             .sge(0, sendRegion.address() + sendBufferSize + MAX_INLINE_STAGE + stage, SgeDescriptor.LENGTH,
                 sendRegion.localKey());
         queuePair.postSend(send);
+        grantedLimit = CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
         controlSlots--;
         controlSequence++;
         receiveFreeOffset = (receiveFreeOffset + half) % receiveBufferSize;

@@ -72,6 +72,13 @@ final class RsocketListener implements StreamListener {
         inProgress--;
     }
 
+    /**
+     * Connections being established: created for a request and not yet established or failed.
+     */
+    synchronized int inProgress() {
+        return inProgress;
+    }
+
     @Override
     public synchronized StreamConnection accept(final ReadinessObserver connectionObserver) {
         final RsocketConnection connection = established.poll();
