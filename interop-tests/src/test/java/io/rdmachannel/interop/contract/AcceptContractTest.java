@@ -34,7 +34,7 @@ class AcceptContractTest {
     private static final int BACKLOG = 8;
     private static final int CLIENTS = 5;
 
-    @AcrossModes
+    @AcrossModesAndFamilies
     void shouldAcceptEveryClientThatConnectedBeforeAccept(final ContractTransport transport, final IoMode mode,
         final ConnectionState state) throws Exception {
         final ServerSocketChannel listener = state.closeAtEnd(transport.openServerSocketChannel());

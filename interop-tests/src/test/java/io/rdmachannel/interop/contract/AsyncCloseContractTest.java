@@ -3,21 +3,25 @@ package io.rdmachannel.interop.contract;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Timeout;
 
 /**
  * A thread blocked in read, write or accept is woken by close() (or shutdownOutput) from another thread with
- * exactly {@link AsynchronousCloseException}.
+ * exactly {@link AsynchronousCloseException}; a writer blocked against a peer that does not read is woken by an
+ * interrupt with {@link ClosedByInterruptException}.
  */
 @ContractTest
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
@@ -50,7 +54,8 @@ class AsyncCloseContractTest {
     @AcrossBlockingModes
     void shouldWakeBlockedWriterOnClose(final ContractTransport transport, final IoMode mode,
         final ConnectionState state) throws Exception {
-        final Throwable failure = blockWriterThen(transport, mode, state, "close", SocketChannel::close);
+        final Throwable failure = blockWriterThen(transport, mode, state, "close",
+            (channel, writer) -> channel.close());
         assertSame(AsynchronousCloseException.class, failure.getClass());
     }
 
@@ -58,8 +63,22 @@ class AsyncCloseContractTest {
     void shouldWakeBlockedWriterOnShutdownOutput(final ContractTransport transport, final IoMode mode,
         final ConnectionState state) throws Exception {
         final Throwable failure = blockWriterThen(transport, mode, state, "shutdownOutput",
-            SocketChannel::shutdownOutput);
+            (channel, writer) -> channel.shutdownOutput());
         assertSame(AsynchronousCloseException.class, failure.getClass());
+    }
+
+    @AcrossBlockingModes
+    void shouldCloseChannelWhenBlockedWriterIsInterrupted(final ContractTransport transport, final IoMode mode,
+        final ConnectionState state) throws Exception {
+        final AtomicReference<SocketChannel> interrupted = new AtomicReference<>();
+        final AtomicBoolean stillInterrupted = new AtomicBoolean();
+        final Throwable failure = blockWriterThen(transport, mode, state, "interrupt", (channel, writer) -> {
+            interrupted.set(channel);
+            writer.interrupt();
+        }, stillInterrupted);
+        assertSame(ClosedByInterruptException.class, failure.getClass());
+        assertTrue(stillInterrupted.get(), "interrupt status kept");
+        assertFalse(interrupted.get().isOpen(), "channel closed by the interrupt");
     }
 
     @AcrossBlockingModes
@@ -86,6 +105,16 @@ class AsyncCloseContractTest {
      */
     private static Throwable blockWriterThen(final ContractTransport transport, final IoMode mode,
         final ConnectionState state, final String actionName, final ChannelAction action) throws Exception {
+        return blockWriterThen(transport, mode, state, actionName, action, new AtomicBoolean());
+    }
+
+    /**
+     * As {@link #blockWriterThen(ContractTransport, IoMode, ConnectionState, String, ChannelAction)}, recording in
+     * {@code writerInterrupted} whether the writer's interrupt status was set when its write ended.
+     */
+    private static Throwable blockWriterThen(final ContractTransport transport, final IoMode mode,
+        final ConnectionState state, final String actionName, final ChannelAction action,
+        final AtomicBoolean writerInterrupted) throws Exception {
         for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
             state.put("attempt", attempt);
             final ConnectedPair pair = ConnectedPair.openWithFixedBuffers(transport, SMALL_BUFFER, state);
@@ -95,17 +124,21 @@ class AsyncCloseContractTest {
             final AtomicBoolean raced = new AtomicBoolean();
             final Forked<Void> writer = mode.fork("writer-" + attempt, () -> {
                 final ByteBuffer one = ByteBuffer.allocate(1);
-                while (true) {
-                    written.addAndGet(client.write(one.clear()));
-                    if (acting.get()) {
-                        raced.set(true);
+                try {
+                    while (true) {
+                        written.addAndGet(client.write(one.clear()));
+                        if (acting.get()) {
+                            raced.set(true);
+                        }
                     }
+                } finally {
+                    writerInterrupted.set(Thread.currentThread().isInterrupted());
                 }
             });
             Await.awaitBlockedIn(writer.thread(), client, "write");
             state.step(actionName);
             acting.set(true);
-            action.apply(client);
+            action.apply(client, writer.thread());
             final Throwable failure = writer.failure(WAKE_UP);
             state.put("writer.raced", raced.get());
             if (!raced.get()) {
@@ -140,6 +173,6 @@ class AsyncCloseContractTest {
 
     @FunctionalInterface
     private interface ChannelAction {
-        void apply(SocketChannel channel) throws Exception;
+        void apply(SocketChannel channel, Thread writer) throws Exception;
     }
 }

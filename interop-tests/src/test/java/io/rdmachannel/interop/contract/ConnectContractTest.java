@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class ConnectContractTest {
 
-    @AcrossModes
+    @AcrossModesAndFamilies
     void shouldConnect(final ContractTransport transport, final IoMode mode, final ConnectionState state)
         throws Exception {
         final ServerSocketChannel listener = state.closeAtEnd(transport.openServerSocketChannel());
@@ -64,7 +64,7 @@ class ConnectContractTest {
         assertEquals(client.getLocalAddress(), accepted.getRemoteAddress(), "accepted side sees the client address");
     }
 
-    @AcrossModes
+    @AcrossModesAndFamilies
     void shouldFailConnectToPortWithoutListenerWithConnectException(final ContractTransport transport,
         final IoMode mode, final ConnectionState state) throws Exception {
         final SocketChannel placeholder = state.closeAtEnd(transport.openSocketChannel());

@@ -3,6 +3,7 @@ package io.rdmachannel.interop.contract;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -38,6 +39,38 @@ public interface ContractTransport {
      * @return a loopback address (127.0.0.1 or ::1).
      */
     InetAddress loopbackAddress();
+
+    /**
+     * Whether a connection request beyond a listener's full backlog waits (TCP: the SYN is dropped and retried, so a
+     * blocking connect blocks) rather than being refused at once (rsockets over rdma_cm reject it). Tests that need
+     * a connect which stays in progress use a full backlog, and only where this is true.
+     *
+     * @return true if a connect to a listener with a full backlog stays in progress.
+     */
+    boolean queuesConnectsBeyondBacklog();
+
+    /**
+     * Whether {@code SocketChannel.bind} with port 0 assigns the port at once (TCP), rather than when the channel
+     * connects. The RDMA channels record the bound address and the engine binds it at connect: the stream transport
+     * has no bind for an active endpoint (documented in {@code RdmaSocketChannel}), so before the connection their
+     * getLocalAddress reports port 0.
+     *
+     * @return true if a client's ephemeral port is known right after bind.
+     */
+    boolean assignsClientPortAtBind();
+
+    /**
+     * The wildcard address of the loopback address's family: {@code 0.0.0.0} or {@code ::}.
+     *
+     * @return the wildcard address.
+     */
+    default InetAddress wildcardAddress() {
+        try {
+            return InetAddress.getByAddress(new byte[loopbackAddress().getAddress().length]);
+        } catch (final UnknownHostException ex) {
+            throw new AssertionError(ex);
+        }
+    }
 
     /**
      * The address a listener binds to: the loopback address with an ephemeral port.

@@ -1,5 +1,10 @@
 package io.rdmachannel.interop.contract;
 
+import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -16,6 +21,12 @@ import org.junit.jupiter.params.provider.Arguments;
  * on it in every mode, with the transport's name in the display name. A transport that is not available on the
  * machine (no device, no provider) should be left out of the list by a check done once here, not skipped test by
  * test.
+ * <p>
+ * <b>IPv6.</b> {@link #IPV6} holds the same transports over the IPv6 loopback {@code ::1}, or nothing when this
+ * machine cannot bind {@code ::1} (checked once, with the JDK's channels). They run only where the address family
+ * matters: the sources {@link #transportsBothFamilies()} and {@link #allModesBothFamilies()} (annotations
+ * {@link AcrossTransportsAndFamilies} and {@link AcrossModesAndFamilies}) used by echo, half-close, connect, accept
+ * and the address tests; everything else runs over IPv4 only, to keep the suite's run time down.
  */
 final class ContractTransports {
 
@@ -25,6 +36,13 @@ final class ContractTransports {
     static final List<ContractTransport> ALL = List.of(
         new JdkTcpTransport(),
         new RdmaShmTransport());
+
+    /**
+     * The transports over the IPv6 loopback; empty if the machine cannot bind {@code ::1}.
+     */
+    static final List<ContractTransport> IPV6 = ipv6Loopback() == null ? List.of() : List.of(
+        new JdkTcpTransport(JdkTcpTransport.NAME + "-ipv6", ipv6Loopback()),
+        new RdmaShmTransport(RdmaShmTransport.NAME + "-ipv6", ipv6Loopback()));
 
     private ContractTransports() {
     }
@@ -39,12 +57,39 @@ final class ContractTransports {
     }
 
     /**
+     * Argument source: each transport over IPv4 and, where available, IPv6.
+     *
+     * @return one argument set per transport and address family.
+     */
+    static Stream<Arguments> transportsBothFamilies() {
+        return bothFamilies().map(transport -> Arguments.of(named(transport)));
+    }
+
+    /**
      * Argument source: each transport in each of the three modes.
      *
      * @return one argument set per transport and mode.
      */
     static Stream<Arguments> allModes() {
-        return cross(IoMode.values());
+        return cross(ALL.stream(), IoMode.values());
+    }
+
+    /**
+     * Argument source: each transport over IPv4 and, where available, IPv6, in each of the three modes.
+     *
+     * @return one argument set per transport, address family and mode.
+     */
+    static Stream<Arguments> allModesBothFamilies() {
+        return cross(bothFamilies(), IoMode.values());
+    }
+
+    /**
+     * Argument source: each IPv6 transport in each of the three modes (nothing if the machine has no IPv6).
+     *
+     * @return one argument set per IPv6 transport and mode.
+     */
+    static Stream<Arguments> ipv6Modes() {
+        return cross(IPV6.stream(), IoMode.values());
     }
 
     /**
@@ -53,14 +98,53 @@ final class ContractTransports {
      * @return one argument set per transport and blocking mode.
      */
     static Stream<Arguments> blockingModes() {
-        return cross(IoMode.BLOCKING, IoMode.VIRTUAL_THREADS);
+        return cross(ALL.stream(), IoMode.BLOCKING, IoMode.VIRTUAL_THREADS);
+    }
+
+    /**
+     * A transport of another provider than {@code transport}'s, for tests that mix providers.
+     *
+     * @param transport the transport under test.
+     * @return the first transport in {@link #ALL} whose provider differs.
+     */
+    static ContractTransport foreignTo(final ContractTransport transport) {
+        return ALL.stream().filter(other -> other.provider() != transport.provider()).findFirst()
+            .orElseThrow(() -> new IllegalStateException("no transport with another provider than " + transport));
     }
 
     static Named<ContractTransport> named(final ContractTransport transport) {
         return Named.of(transport.name(), transport);
     }
 
-    private static Stream<Arguments> cross(final IoMode... modes) {
-        return ALL.stream().flatMap(transport -> Stream.of(modes).map(mode -> Arguments.of(named(transport), mode)));
+    private static Stream<ContractTransport> bothFamilies() {
+        return Stream.concat(ALL.stream(), IPV6.stream());
+    }
+
+    private static Stream<Arguments> cross(final Stream<ContractTransport> transports, final IoMode... modes) {
+        return transports.flatMap(transport -> Stream.of(modes).map(mode -> Arguments.of(named(transport), mode)));
+    }
+
+    /**
+     * The IPv6 loopback if a listener can bind it here, else null.
+     */
+    private static InetAddress ipv6Loopback() {
+        return Ipv6.LOOPBACK;
+    }
+
+    /**
+     * Checked once, on first use.
+     */
+    private static final class Ipv6 {
+        static final InetAddress LOOPBACK = probe();
+
+        private static InetAddress probe() {
+            try (ServerSocketChannel probe = ServerSocketChannel.open()) {
+                final InetAddress loopback = InetAddress.getByName("::1");
+                probe.bind(new InetSocketAddress(loopback, 0));
+                return loopback instanceof Inet6Address ? loopback : null;
+            } catch (final IOException | UnsupportedOperationException ex) {
+                return null;
+            }
+        }
     }
 }

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class HalfCloseContractTest {
 
-    @AcrossModes
+    @AcrossModesAndFamilies
     void shouldKeepReturningEndOfStreamAfterPeerShutdownOutputWhileOtherDirectionWorks(
         final ContractTransport transport, final IoMode mode, final ConnectionState state) throws Exception {
         final ConnectedPair pair = ConnectedPair.open(transport, state);

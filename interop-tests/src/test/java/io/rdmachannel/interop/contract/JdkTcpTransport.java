@@ -4,7 +4,7 @@ import java.net.InetAddress;
 import java.nio.channels.spi.SelectorProvider;
 
 /**
- * The oracle: the JDK's built-in TCP channels over IPv4 loopback.
+ * The oracle: the JDK's built-in TCP channels over a loopback address (IPv4 by default, or IPv6 {@code ::1}).
  * <p>
  * {@link SelectorProvider#provider()} is the JDK's own provider only while no
  * {@code java.nio.channels.spi.SelectorProvider} property or service file replaces it; the constructor refuses to
@@ -15,19 +15,36 @@ final class JdkTcpTransport implements ContractTransport {
 
     static final String NAME = "jdk-tcp";
 
+    private final String name;
+    private final InetAddress loopback;
     private final SelectorProvider provider;
 
+    /**
+     * The oracle over the IPv4 loopback.
+     */
     JdkTcpTransport() {
+        this(NAME, InetAddress.getLoopbackAddress());
+    }
+
+    /**
+     * The oracle over another loopback address.
+     *
+     * @param name     the transport's name, for example {@code jdk-tcp-ipv6}.
+     * @param loopback the loopback address listeners bind to.
+     */
+    JdkTcpTransport(final String name, final InetAddress loopback) {
         provider = SelectorProvider.provider();
         if (provider.getClass().getModule() != Object.class.getModule()) {
             throw new IllegalStateException("the default SelectorProvider is not the JDK's: provider="
                 + provider.getClass().getName());
         }
+        this.name = name;
+        this.loopback = loopback;
     }
 
     @Override
     public String name() {
-        return NAME;
+        return name;
     }
 
     @Override
@@ -37,11 +54,21 @@ final class JdkTcpTransport implements ContractTransport {
 
     @Override
     public InetAddress loopbackAddress() {
-        return InetAddress.getLoopbackAddress();
+        return loopback;
+    }
+
+    @Override
+    public boolean queuesConnectsBeyondBacklog() {
+        return true;
+    }
+
+    @Override
+    public boolean assignsClientPortAtBind() {
+        return true;
     }
 
     @Override
     public String toString() {
-        return NAME;
+        return name;
     }
 }

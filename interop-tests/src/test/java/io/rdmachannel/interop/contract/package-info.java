@@ -5,7 +5,8 @@
  * {@link io.rdmachannel.interop.contract.IoMode} (blocking on platform threads, non-blocking with a selector, blocking
  * on virtual threads). The JDK's own TCP channels are the oracle.
  * <p>
- * A new transport is added in one place, {@code ContractTransports.ALL}. Each test prints its
+ * A new transport is added in one place, {@code ContractTransports.ALL}; its IPv6 loopback twin goes in
+ * {@code ContractTransports.IPV6}, which runs only the tests where the address family matters. Each test prints its
  * {@code ConnectionState} (steps per thread, bytes and CRC32C per side, seed) when it fails. The heavy cases' sizes
  * and the seed are system properties listed in {@code ContractConfiguration}, for example
  * {@code mvn -pl interop-tests -am verify -Drdmachannel.contract.transfer.bytes=268435456

@@ -14,6 +14,7 @@ import io.rdmachannel.channel.spi.QueuePairState;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
@@ -33,6 +34,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -137,7 +139,7 @@ final class ShmConnectionManager implements ConnectionManager {
 
     private boolean bindListener(final ServerSocketChannel server, final SocketAddress address) throws IOException {
         final Path path = listenerPath(address, false);
-        if (Files.exists(path) && !isStale(path)) {
+        if (Files.exists(path) && !isStale(path) || overlapsLiveListener(address)) {
             return false;
         }
         Files.deleteIfExists(path);
@@ -146,6 +148,27 @@ final class ShmConnectionManager implements ConnectionManager {
             return true;
         } catch (final BindException ex) {
             return false;
+        }
+    }
+
+    /**
+     * Whether a live listener holds the same port on an overlapping address, as a TCP bind conflicts: the wildcard
+     * of the family for a specific address, any address of the family for the wildcard.
+     */
+    private boolean overlapsLiveListener(final SocketAddress address) throws IOException {
+        if (!ShmAddresses.isWildcard(address)) {
+            final Path wildcard = listenerPath(address, true);
+            return Files.exists(wildcard) && !isStale(wildcard);
+        }
+        final String wildcardName = ShmAddresses.listenerName(address, true);
+        final boolean ib = !(address instanceof InetSocketAddress);
+        final String portSuffix = wildcardName.substring(wildcardName.lastIndexOf('_'));
+        try (Stream<Path> names = Files.list(ports)) {
+            return names.anyMatch(other -> {
+                final String name = other.getFileName().toString();
+                return name.endsWith(portSuffix) && name.startsWith("ib_") == ib && !name.equals(wildcardName)
+                    && !isStale(other);
+            });
         }
     }
 
