@@ -1,0 +1,49 @@
+#!/bin/bash
+# Stage 2 of the soft-RoCE guest, run by the host's bash inside the overlay of the host root: bring up rxe0 on a
+# dummy device, run the job the host wrote into the results share, and write its output and exit status there.
+# Stage 1 powers off afterwards.
+set -uo pipefail
+
+RESULTS="$1"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+
+log() {
+    echo "rdmachannel-guest: $*"
+}
+
+fail() {
+    log "error: $*"
+    echo "$*" >"$RESULTS/guest-error"
+    exit 1
+}
+
+# A name that resolves without a network (the /etc/hosts change stays in the RAM overlay).
+hostname rdmachannel-guest 2>/dev/null || true
+printf '127.0.1.1\trdmachannel-guest\n' >>/etc/hosts
+# Kernel warnings and worse go to the console (and so into console.log).
+echo 5 >/proc/sys/kernel/printk 2>/dev/null || true
+
+ip link set lo up || fail "ip link set lo up failed"
+ip link add d0 type dummy || fail "cannot create the dummy device d0"
+ip addr add 192.0.2.1/24 dev d0 || fail "cannot set 192.0.2.1/24 on d0"
+ip link set d0 up || fail "cannot bring d0 up"
+rdma link add rxe0 type rxe netdev d0 || fail "rdma link add rxe0 type rxe netdev d0 failed"
+for _ in $(seq 50); do
+    [[ -e /dev/infiniband/uverbs0 && -e /dev/infiniband/rdma_cm ]] && break
+    sleep 0.1
+done
+[[ -e /dev/infiniband/uverbs0 ]] || fail "no /dev/infiniband/uverbs0 after adding rxe0"
+[[ -e /dev/infiniband/rdma_cm ]] || fail "no /dev/infiniband/rdma_cm after adding rxe0"
+
+read -r uptime _ </proc/uptime
+echo "$uptime" >"$RESULTS/boot-seconds"
+log "rxe0 up on d0 (192.0.2.1) after ${uptime}s; running the command"
+# The output goes to the results share, not the console: the emulated serial port manages only about 100 KB/s.
+status=0
+bash "$RESULTS/job.sh" </dev/null >"$RESULTS/output.log" 2>&1 || status=$?
+dmesg >"$RESULTS/dmesg.log" 2>&1 || true
+echo "$status" >"$RESULTS/exit-status"
+read -r uptime _ </proc/uptime
+log "command exited with status $status at ${uptime}s"
+exit 0
