@@ -97,10 +97,15 @@ final class NativeDevice implements RdmaDevice {
             deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SGE),
             maxInline,
             maxSrq > 0 ? deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SRQ_WR) : 0,
-            deviceAttr.get(JAVA_LONG, DEVICE_ATTR_MAX_MR_SIZE),
+            clampUnsigned(deviceAttr.get(JAVA_LONG, DEVICE_ATTR_MAX_MR_SIZE)),
             Integer.toUnsignedLong(portAttr.get(JAVA_INT, PORT_ATTR_MAX_MSG_SZ)),
             VerbsConstants.mtuBytes(portAttr.get(JAVA_INT, PORT_ATTR_ACTIVE_MTU)),
             capabilities);
+    }
+
+    /** A {@code uint64_t} limit as a Java long: values beyond {@link Long#MAX_VALUE} (rxe says 2^64 - 1) clamp. */
+    private static long clampUnsigned(long value) {
+        return value < 0 ? Long.MAX_VALUE : value;
     }
 
     static NativeDevice open(NativeProvider provider, String name, MemorySegment device) throws IOException {

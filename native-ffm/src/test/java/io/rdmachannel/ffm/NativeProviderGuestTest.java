@@ -25,6 +25,7 @@ import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import io.rdmachannel.channel.spi.WorkCompletion;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
 import java.io.IOException;
@@ -383,5 +384,40 @@ class NativeProviderGuestTest {
         assertEquals("queue pair " + qpA.number() + " cannot move from INIT to READY_TO_SEND; allowed from "
             + "[READY_TO_RECEIVE, READY_TO_SEND]", badMove.getMessage());
         assertThrows(IllegalArgumentException.class, () -> qpA.postSend(send.flags(1 << 7)));
+    }
+
+    @Test
+    void shouldReceiveThroughASharedReceiveQueue() throws IOException {
+        SharedReceiveQueue srq = domain.createSharedReceiveQueue(8, 1);
+        QueuePair qpS = null;
+        try {
+            qpS = domain.createQueuePair(initAttributes(cqB).sharedReceiveQueue(srq));
+            assertEquals(0, qpS.maxReceiveWorkRequests());
+            QueuePairAttributes init = new QueuePairAttributes();
+            qpA.modify(QueuePairState.INIT, init);
+            qpS.modify(QueuePairState.INIT, init);
+            qpA.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpS.number(), 0));
+            qpS.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpA.number(), 0));
+            qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            qpS.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            byte[] data = fill(memoryA, "through the SRQ");
+            srq.postReceive(srq.createReceiveWorkRequest().id(19).sge(0, memoryB.address(), SIZE,
+                memoryB.localKey()));
+            QueuePair shared = qpS;
+            assertThrows(IllegalStateException.class, () -> shared.postReceive(shared.createReceiveWorkRequest()));
+
+            qpA.postSend(request(WorkRequestOpcode.SEND, 20, data.length));
+
+            assertEquals(CompletionStatus.SUCCESS, pollOne(cqA).status());
+            Completion received = pollOne(cqB);
+            assertEquals(new Completion(19, CompletionStatus.SUCCESS, CompletionOpcode.RECV, data.length, false, 0,
+                qpS.number()), received);
+            assertArrayEquals(data, bytes(memoryB, data.length));
+        } finally {
+            if (qpS != null) {
+                qpS.close();
+            }
+            srq.close();
+        }
     }
 }
