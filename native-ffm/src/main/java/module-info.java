@@ -4,7 +4,9 @@
  * {@code --enable-native-access=io.rdmachannel.ffm}.
  */
 module io.rdmachannel.ffm {
-    requires io.rdmachannel.channel;
+    requires transitive io.rdmachannel.channel;
 
     exports io.rdmachannel.ffm;
+
+    provides io.rdmachannel.channel.spi.RdmaProvider with io.rdmachannel.ffm.NativeProvider;
 }

@@ -1,0 +1,301 @@
+package io.rdmachannel.ffm;
+
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_DEVICE_CAP_FLAGS;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_MAX_CQE;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_MAX_MR_SIZE;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_MAX_QP_WR;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_MAX_SGE;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_MAX_SRQ;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_MAX_SRQ_SGE;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_ATTR_MAX_SRQ_WR;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.DEVICE_TRANSPORT_TYPE;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.IBV_DEVICE;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.IBV_DEVICE_ATTR;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_ACTIVE_MTU;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_GID_TBL_LEN;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_LINK_LAYER;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_MAX_MSG_SZ;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_SIZE;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_SIZE;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.GID_SIZE;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.DeviceAttributes;
+import io.rdmachannel.channel.spi.DeviceCapability;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.RdmaProvider;
+import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.ffm.internal.CriticalPolicy;
+import io.rdmachannel.ffm.verbs.IbvCalls;
+import io.rdmachannel.ffm.verbs.IbvInline;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An opened {@code ibv_context}. Attributes come from {@code ibv_query_device} and {@code ibv_query_port} of port 1.
+ *
+ * <p>The inline limit is not in the device attributes (rxe and mlx5 report none there), so it is probed once at open:
+ * queue pairs of depth 1 are created with growing {@code max_inline_data} up to {@value #INLINE_PROBE_LIMIT} bytes
+ * (a binary search), and the largest value the device accepted is the limit. It is a lower bound of what the device
+ * can do; a queue pair asking for it is always created.
+ *
+ * <p>The source GID of a queue pair is chosen when it moves to READY_TO_RECEIVE ({@link #sourceGidIndex}): on RoCE,
+ * the RoCE v2 entry of the same kind as the remote GID (IPv4-mapped, IPv6 link-local or IPv6 global), read from the
+ * kernel's {@code gid_attrs/types} in sysfs; on InfiniBand, index 0.
+ */
+final class NativeDevice implements RdmaDevice {
+    static final int PORT = 1;
+    static final int INLINE_PROBE_LIMIT = 1024;
+    private static final String ROCE_V2 = "RoCE v2";
+
+    private final NativeProvider provider;
+    private final String name;
+    private final MemorySegment context;
+    private final DeviceAttributes attributes;
+    private final int linkLayer;
+    private final int gidTableLength;
+    private final int maxSharedReceiveQueueSge;
+    private final boolean critical;
+    private final AtomicInteger openChildren = new AtomicInteger();
+    private volatile boolean closed;
+
+    private NativeDevice(NativeProvider provider, String name, MemorySegment context, MemorySegment deviceAttr,
+        MemorySegment portAttr, int transport, int maxInline) {
+        this.provider = provider;
+        this.name = name;
+        this.context = context;
+        this.linkLayer = portAttr.get(JAVA_BYTE, PORT_ATTR_LINK_LAYER);
+        this.gidTableLength = portAttr.get(JAVA_INT, PORT_ATTR_GID_TBL_LEN);
+        this.maxSharedReceiveQueueSge = deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SRQ_SGE);
+        this.critical = CriticalPolicy.allowsCritical(name);
+        Set<DeviceCapability> capabilities = EnumSet.of(DeviceCapability.REMOTE_ACCESS_TO_REGISTERED_MEMORY);
+        int maxSrq = deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SRQ);
+        if (maxSrq > 0) {
+            capabilities.add(DeviceCapability.SHARED_RECEIVE_QUEUE);
+        }
+        if ((deviceAttr.get(JAVA_INT, DEVICE_ATTR_DEVICE_CAP_FLAGS) & VerbsConstants.IBV_DEVICE_XRC) != 0) {
+            capabilities.add(DeviceCapability.XRC);
+        }
+        if (transport == VerbsConstants.IBV_TRANSPORT_IB) {
+            capabilities.add(DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE);
+        }
+        this.attributes = new DeviceAttributes(name,
+            deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_QP_WR),
+            deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_CQE),
+            deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SGE),
+            maxInline,
+            maxSrq > 0 ? deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SRQ_WR) : 0,
+            clampUnsigned(deviceAttr.get(JAVA_LONG, DEVICE_ATTR_MAX_MR_SIZE)),
+            Integer.toUnsignedLong(portAttr.get(JAVA_INT, PORT_ATTR_MAX_MSG_SZ)),
+            VerbsConstants.mtuBytes(portAttr.get(JAVA_INT, PORT_ATTR_ACTIVE_MTU)),
+            capabilities);
+    }
+
+    /** A {@code uint64_t} limit as a Java long: values beyond {@link Long#MAX_VALUE} (rxe says 2^64 - 1) clamp. */
+    private static long clampUnsigned(long value) {
+        return value < 0 ? Long.MAX_VALUE : value;
+    }
+
+    static NativeDevice open(NativeProvider provider, String name, MemorySegment device) throws IOException {
+        MemorySegment context = IbvCalls.openDevice(device).reinterpret(CONTEXT_SIZE);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment deviceAttr = arena.allocate(IBV_DEVICE_ATTR.layout());
+            IbvCalls.queryDevice(context, deviceAttr);
+            MemorySegment portAttr = arena.allocate(PORT_ATTR_SIZE, 8);
+            IbvInline.queryPort(context, PORT, portAttr);
+            int transport = device.reinterpret(IBV_DEVICE.size()).get(JAVA_INT, DEVICE_TRANSPORT_TYPE);
+            int maxInline = InlineProbe.maxInlineData(context);
+            return new NativeDevice(provider, name, context, deviceAttr, portAttr, transport, maxInline);
+        } catch (IOException | RuntimeException | Error e) {
+            try {
+                IbvCalls.closeDevice(context);
+            } catch (NativeCallException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public RdmaProvider provider() {
+        return provider;
+    }
+
+    @Override
+    public DeviceAttributes attributes() {
+        return attributes;
+    }
+
+    MemorySegment context() {
+        return context;
+    }
+
+    boolean critical() {
+        return critical;
+    }
+
+    int linkLayer() {
+        return linkLayer;
+    }
+
+    int maxSharedReceiveQueueSge() {
+        return maxSharedReceiveQueueSge;
+    }
+
+    /**
+     * {@code ibv_query_gid}: the GID at an index, as the index is given (no reordering). On RoCE, index 0 is usually
+     * the IPv6 link-local GID; an IP-based GID (e.g. {@code ::ffff:192.0.2.1}) follows.
+     */
+    @Override
+    public byte[] queryGid(int portNumber, int index) throws IOException {
+        ensureOpen();
+        if (portNumber < 1 || portNumber > 255 || index < 0) {
+            throw new IllegalArgumentException("portNumber=" + portNumber + ", index=" + index + " is out of range");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment gid = arena.allocate(GID_SIZE);
+            IbvCalls.queryGid(context, (byte) portNumber, index, gid);
+            return gid.toArray(JAVA_BYTE);
+        }
+    }
+
+    /**
+     * The local GID index a queue pair sends from towards a remote GID: on InfiniBand 0; on RoCE the first RoCE v2
+     * entry of the same kind as the remote GID (IPv4-mapped, link-local, other IPv6), else the first entry of that
+     * kind, else 0.
+     */
+    int sourceGidIndex(int portNumber, byte[] remoteGid) throws IOException {
+        if (linkLayer != VerbsConstants.IBV_LINK_LAYER_ETHERNET) {
+            return 0;
+        }
+        int wanted = gidKind(remoteGid);
+        int sameKind = -1;
+        for (int index = 0; index < gidTableLength; index++) {
+            byte[] gid;
+            try {
+                gid = queryGid(portNumber, index);
+            } catch (NativeCallException e) {
+                continue;
+            }
+            if (isZero(gid) || gidKind(gid) != wanted) {
+                continue;
+            }
+            if (ROCE_V2.equals(gidType(portNumber, index))) {
+                return index;
+            }
+            if (sameKind < 0) {
+                sameKind = index;
+            }
+        }
+        return Math.max(sameKind, 0);
+    }
+
+    private String gidType(int portNumber, int index) {
+        Path type = Path.of("/sys/class/infiniband", name, "ports", Integer.toString(portNumber), "gid_attrs",
+            "types", Integer.toString(index));
+        try {
+            return Files.readString(type).trim();
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    private static int gidKind(byte[] gid) {
+        boolean ipv4Mapped = gid[10] == (byte) 0xFF && gid[11] == (byte) 0xFF
+            && Arrays.equals(gid, 0, 10, new byte[10], 0, 10);
+        if (ipv4Mapped) {
+            return 0;
+        }
+        return gid[0] == (byte) 0xFE && (gid[1] & 0xC0) == 0x80 ? 1 : 2;
+    }
+
+    private static boolean isZero(byte[] gid) {
+        return Arrays.equals(gid, new byte[gid.length]);
+    }
+
+    @Override
+    public ProtectionDomain allocateProtectionDomain() throws IOException {
+        ensureOpen();
+        MemorySegment pd = IbvCalls.allocPd(context);
+        openChildren.incrementAndGet();
+        return new NativeProtectionDomain(this, pd);
+    }
+
+    @Override
+    public ReadinessSource createReadinessSource() throws IOException {
+        ensureOpen();
+        NativeReadinessSource source = NativeReadinessSource.create(this);
+        openChildren.incrementAndGet();
+        return source;
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int entries, ReadinessSource readinessSource, long token)
+        throws IOException {
+        ensureOpen();
+        if (entries < 1 || entries > attributes.maxCompletionQueueEntries()) {
+            throw new IllegalArgumentException("entries=" + entries + " is outside [1, "
+                + attributes.maxCompletionQueueEntries() + "]");
+        }
+        NativeReadinessSource source = null;
+        if (readinessSource != null) {
+            if (!(readinessSource instanceof NativeReadinessSource nativeSource) || nativeSource.device() != this) {
+                throw new IllegalArgumentException("the readiness source belongs to another device");
+            }
+            source = nativeSource;
+        }
+        NativeCompletionQueue queue = NativeCompletionQueue.create(this, entries, source, token);
+        openChildren.incrementAndGet();
+        return queue;
+    }
+
+    void childClosed() {
+        openChildren.decrementAndGet();
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("native device " + name + " is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        if (openChildren.get() != 0) {
+            throw new IllegalStateException("native device " + name + " still has " + openChildren.get()
+                + " open protection domains, completion queues or readiness sources: close them first");
+        }
+        closed = true;
+        try {
+            IbvCalls.closeDevice(context);
+        } catch (NativeCallException e) {
+            throw new IllegalStateException("cannot close native device " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "NativeDevice{name=" + name + ", linkLayer=" + linkLayer + ", critical=" + critical
+            + ", closed=" + closed + ", context=0x" + HexFormat.of().toHexDigits(context.address()) + '}';
+    }
+}

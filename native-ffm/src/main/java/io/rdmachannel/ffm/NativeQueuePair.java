@@ -1,0 +1,446 @@
+package io.rdmachannel.ffm;
+
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.AH_ATTR_DGID;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.AH_ATTR_HOP_LIMIT;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.AH_ATTR_IS_GLOBAL;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.AH_ATTR_PORT_NUM;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.AH_ATTR_SGID_INDEX;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.CAP_MAX_INLINE_DATA;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.CAP_MAX_RECV_SGE;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.CAP_MAX_RECV_WR;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.CAP_MAX_SEND_SGE;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.CAP_MAX_SEND_WR;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.IBV_QP_ATTR;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.IBV_QP_CAP;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.IBV_QP_INIT_ATTR;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_AH_ATTR;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_DEST_QP_NUM;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_MAX_DEST_RD_ATOMIC;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_MAX_RD_ATOMIC;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_MIN_RNR_TIMER;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_PATH_MTU;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_PKEY_INDEX;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_PORT_NUM;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_QP_ACCESS_FLAGS;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_QP_STATE;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_RETRY_CNT;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_RNR_RETRY;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_RQ_PSN;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_SQ_PSN;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_ATTR_TIMEOUT;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_INIT_ATTR_CAP;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_INIT_ATTR_QP_TYPE;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_INIT_ATTR_RECV_CQ;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_INIT_ATTR_SEND_CQ;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_INIT_ATTR_SQ_SIG_ALL;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_INIT_ATTR_SRQ;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_QP_NUM;
+import static io.rdmachannel.ffm.layout.IbvQpLayouts.QP_SIZE;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairAttributes;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
+import io.rdmachannel.channel.spi.QueuePairType;
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.SendFlags;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.WorkRequestOpcode;
+import io.rdmachannel.ffm.internal.Errno;
+import io.rdmachannel.ffm.verbs.IbvCalls;
+import io.rdmachannel.ffm.verbs.QueuePairOps;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * An RC {@code ibv_qp}. State changes go through {@code ibv_modify_qp} with the attribute masks of each transition;
+ * READY_TO_RECEIVE builds a global route (GRH) to the remote GID from the source GID that
+ * {@link NativeDevice#sourceGidIndex} picks, as RoCE needs. Posts check the state this side last set (sends need
+ * READY_TO_SEND or ERROR, receives anything but RESET) and the request, then call {@code post_send} /
+ * {@code post_recv} through the ops table with the request's pre-built native structs.
+ *
+ * <p>Posting is not synchronised with {@link #close()}: closing a queue pair while another thread posts to it is a
+ * programming error the provider does not detect.
+ */
+final class NativeQueuePair implements QueuePair {
+    private static final int HOP_LIMIT = 64;
+
+    private final NativeProtectionDomain domain;
+    private final NativeDevice device;
+    private final MemorySegment qp;
+    private final int number;
+    private final NativeCompletionQueue sendQueue;
+    private final NativeCompletionQueue receiveQueue;
+    private final NativeSharedReceiveQueue sharedReceiveQueue;
+    private final int maxSendWorkRequests;
+    private final int maxReceiveWorkRequests;
+    private final int maxSendSge;
+    private final int maxReceiveSge;
+    private final int maxInlineData;
+    private final QueuePairOps ops;
+    private final Arena arena = Arena.ofShared();
+    private volatile QueuePairState state = QueuePairState.RESET;
+    private int portNumber = NativeDevice.PORT;
+    private volatile boolean closed;
+
+    private NativeQueuePair(NativeProtectionDomain domain, MemorySegment qp, MemorySegment cap,
+        NativeCompletionQueue sendQueue, NativeCompletionQueue receiveQueue, NativeSharedReceiveQueue srq) {
+        this.domain = domain;
+        this.device = domain.nativeDevice();
+        this.qp = qp.reinterpret(QP_SIZE);
+        this.number = this.qp.get(JAVA_INT, QP_QP_NUM);
+        this.sendQueue = sendQueue;
+        this.receiveQueue = receiveQueue;
+        this.sharedReceiveQueue = srq;
+        this.maxSendWorkRequests = cap.get(JAVA_INT, CAP_MAX_SEND_WR);
+        this.maxReceiveWorkRequests = srq == null ? cap.get(JAVA_INT, CAP_MAX_RECV_WR) : 0;
+        this.maxSendSge = cap.get(JAVA_INT, CAP_MAX_SEND_SGE);
+        this.maxReceiveSge = srq == null ? cap.get(JAVA_INT, CAP_MAX_RECV_SGE) : 0;
+        this.maxInlineData = cap.get(JAVA_INT, CAP_MAX_INLINE_DATA);
+        this.ops = QueuePairOps.of(this.qp, device.critical());
+    }
+
+    static NativeQueuePair create(NativeProtectionDomain domain, QueuePairInitAttributes attributes)
+        throws IOException {
+        NativeDevice device = domain.nativeDevice();
+        NativeCompletionQueue sendQueue = ownCompletionQueue(device, attributes.sendCompletionQueue());
+        NativeCompletionQueue receiveQueue = ownCompletionQueue(device, attributes.receiveCompletionQueue());
+        NativeSharedReceiveQueue srq = null;
+        if (attributes.sharedReceiveQueue() != null) {
+            if (!(attributes.sharedReceiveQueue() instanceof NativeSharedReceiveQueue shared)
+                || shared.domain() != domain) {
+                throw new IllegalArgumentException("the shared receive queue belongs to another protection domain");
+            }
+            shared.ensureOpen();
+            srq = shared;
+        }
+        try (Arena temporary = Arena.ofConfined()) {
+            MemorySegment init = temporary.allocate(IBV_QP_INIT_ATTR.layout());
+            init.set(ADDRESS, QP_INIT_ATTR_SEND_CQ, sendQueue.cq());
+            init.set(ADDRESS, QP_INIT_ATTR_RECV_CQ, receiveQueue.cq());
+            init.set(ADDRESS, QP_INIT_ATTR_SRQ, srq == null ? MemorySegment.NULL : srq.srq());
+            MemorySegment cap = init.asSlice(QP_INIT_ATTR_CAP, IBV_QP_CAP.size());
+            cap.set(JAVA_INT, CAP_MAX_SEND_WR, attributes.maxSendWorkRequests());
+            cap.set(JAVA_INT, CAP_MAX_RECV_WR, srq == null ? attributes.maxReceiveWorkRequests() : 0);
+            cap.set(JAVA_INT, CAP_MAX_SEND_SGE, attributes.maxSendSge());
+            cap.set(JAVA_INT, CAP_MAX_RECV_SGE, srq == null ? attributes.maxReceiveSge() : 0);
+            cap.set(JAVA_INT, CAP_MAX_INLINE_DATA, attributes.maxInlineData());
+            init.set(JAVA_INT, QP_INIT_ATTR_QP_TYPE, VerbsConstants.IBV_QPT_RC);
+            init.set(JAVA_INT, QP_INIT_ATTR_SQ_SIG_ALL, attributes.signalAll() ? 1 : 0);
+            // ibv_create_qp writes the capacities it granted back into cap
+            MemorySegment qp = IbvCalls.createQp(domain.pd(), init);
+            NativeQueuePair queuePair;
+            try {
+                queuePair = new NativeQueuePair(domain, qp, cap, sendQueue, receiveQueue, srq);
+            } catch (RuntimeException | Error e) {
+                try {
+                    IbvCalls.destroyQp(qp);
+                } catch (NativeCallException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
+            }
+            sendQueue.attach();
+            receiveQueue.attach();
+            if (srq != null) {
+                srq.attach();
+            }
+            return queuePair;
+        }
+    }
+
+    private static NativeCompletionQueue ownCompletionQueue(NativeDevice device, CompletionQueue queue) {
+        if (!(queue instanceof NativeCompletionQueue nativeQueue) || nativeQueue.device() != device) {
+            throw new IllegalArgumentException("the completion queue belongs to another device");
+        }
+        nativeQueue.ensureOpen();
+        return nativeQueue;
+    }
+
+    @Override
+    public int number() {
+        return number;
+    }
+
+    @Override
+    public QueuePairType type() {
+        return QueuePairType.RC;
+    }
+
+    /**
+     * The state as the device sees it ({@code ibv_query_qp}), so a transport error that moved the queue pair to
+     * ERROR shows; {@link QueuePairState#ERROR} once closed.
+     */
+    @Override
+    public QueuePairState state() {
+        if (closed) {
+            return QueuePairState.ERROR;
+        }
+        try (Arena temporary = Arena.ofConfined()) {
+            MemorySegment attr = temporary.allocate(IBV_QP_ATTR.layout());
+            MemorySegment init = temporary.allocate(IBV_QP_INIT_ATTR.layout());
+            IbvCalls.queryQp(qp, attr, VerbsConstants.IBV_QP_STATE, init);
+            return QueuePairState.fromCode(attr.get(JAVA_INT, QP_ATTR_QP_STATE));
+        } catch (NativeCallException e) {
+            throw new IllegalStateException("cannot query queue pair " + number + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public ProtectionDomain protectionDomain() {
+        return domain;
+    }
+
+    @Override
+    public int maxSendWorkRequests() {
+        return maxSendWorkRequests;
+    }
+
+    @Override
+    public int maxReceiveWorkRequests() {
+        return maxReceiveWorkRequests;
+    }
+
+    @Override
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    @Override
+    public synchronized void modify(QueuePairState target, QueuePairAttributes attributes) throws IOException {
+        ensureOpen();
+        QueuePairState current = target == QueuePairState.ERROR || target == QueuePairState.RESET ? state : state();
+        try (Arena temporary = Arena.ofConfined()) {
+            MemorySegment attr = temporary.allocate(IBV_QP_ATTR.layout());
+            attr.set(JAVA_INT, QP_ATTR_QP_STATE, target.code());
+            int mask = VerbsConstants.IBV_QP_STATE;
+            switch (target) {
+                case INIT -> {
+                    requireState(current, target, QueuePairState.RESET, QueuePairState.INIT);
+                    mask |= toInit(attr, required(attributes, target));
+                }
+                case READY_TO_RECEIVE -> {
+                    requireState(current, target, QueuePairState.INIT);
+                    mask |= toReadyToReceive(attr, required(attributes, target));
+                }
+                case READY_TO_SEND -> {
+                    requireState(current, target, QueuePairState.READY_TO_RECEIVE, QueuePairState.READY_TO_SEND);
+                    mask |= toReadyToSend(attr, required(attributes, target), current);
+                }
+                case ERROR, RESET -> {
+                    // the state alone
+                }
+                default -> throw new IllegalArgumentException("the native provider does not support moving to "
+                    + target);
+            }
+            IbvCalls.modifyQp(qp, attr, mask);
+            state = target;
+        }
+    }
+
+    private int toInit(MemorySegment attr, QueuePairAttributes attributes) {
+        int port = attributes.portNumber();
+        if (port < 1 || port > 255) {
+            throw new IllegalArgumentException("portNumber=" + port + " is outside [1, 255]");
+        }
+        attr.set(JAVA_SHORT, QP_ATTR_PKEY_INDEX, (short) 0);
+        attr.set(JAVA_BYTE, QP_ATTR_PORT_NUM, (byte) port);
+        attr.set(JAVA_INT, QP_ATTR_QP_ACCESS_FLAGS, attributes.accessFlags() & AccessFlags.REMOTE);
+        portNumber = port;
+        return VerbsConstants.IBV_QP_PKEY_INDEX | VerbsConstants.IBV_QP_PORT | VerbsConstants.IBV_QP_ACCESS_FLAGS;
+    }
+
+    private int toReadyToReceive(MemorySegment attr, QueuePairAttributes attributes) throws IOException {
+        byte[] gid = attributes.remoteGid();
+        int remoteNumber = attributes.remoteQueuePairNumber();
+        if (gid == null || remoteNumber < 0 || remoteNumber > 0xFFFFFF) {
+            throw new IllegalArgumentException("moving to READY_TO_RECEIVE needs the remote GID and queue pair "
+                + "number: " + attributes);
+        }
+        attr.set(JAVA_INT, QP_ATTR_PATH_MTU, VerbsConstants.mtuCode(attributes.pathMtu()));
+        attr.set(JAVA_INT, QP_ATTR_DEST_QP_NUM, remoteNumber);
+        attr.set(JAVA_INT, QP_ATTR_RQ_PSN, attributes.receivePacketSequenceNumber());
+        attr.set(JAVA_BYTE, QP_ATTR_MAX_DEST_RD_ATOMIC, (byte) attributes.maxDestinationReadAtomic());
+        attr.set(JAVA_BYTE, QP_ATTR_MIN_RNR_TIMER, (byte) attributes.minRnrTimer());
+        MemorySegment ah = attr.asSlice(QP_ATTR_AH_ATTR);
+        MemorySegment.copy(gid, 0, ah, JAVA_BYTE, AH_ATTR_DGID, gid.length);
+        ah.set(JAVA_BYTE, AH_ATTR_SGID_INDEX, (byte) device.sourceGidIndex(portNumber, gid));
+        ah.set(JAVA_BYTE, AH_ATTR_HOP_LIMIT, (byte) HOP_LIMIT);
+        ah.set(JAVA_BYTE, AH_ATTR_IS_GLOBAL, (byte) 1);
+        ah.set(JAVA_BYTE, AH_ATTR_PORT_NUM, (byte) portNumber);
+        return VerbsConstants.IBV_QP_AV | VerbsConstants.IBV_QP_PATH_MTU | VerbsConstants.IBV_QP_DEST_QPN
+            | VerbsConstants.IBV_QP_RQ_PSN | VerbsConstants.IBV_QP_MAX_DEST_RD_ATOMIC
+            | VerbsConstants.IBV_QP_MIN_RNR_TIMER;
+    }
+
+    private static int toReadyToSend(MemorySegment attr, QueuePairAttributes attributes, QueuePairState current) {
+        if (current == QueuePairState.READY_TO_SEND) {
+            // RTS to RTS may change the timers only; the PSN and read depth are fixed
+            attr.set(JAVA_BYTE, QP_ATTR_TIMEOUT, (byte) attributes.timeout());
+            return VerbsConstants.IBV_QP_TIMEOUT;
+        }
+        attr.set(JAVA_INT, QP_ATTR_SQ_PSN, attributes.sendPacketSequenceNumber());
+        attr.set(JAVA_BYTE, QP_ATTR_TIMEOUT, (byte) attributes.timeout());
+        attr.set(JAVA_BYTE, QP_ATTR_RETRY_CNT, (byte) attributes.retryCount());
+        attr.set(JAVA_BYTE, QP_ATTR_RNR_RETRY, (byte) attributes.rnrRetry());
+        attr.set(JAVA_BYTE, QP_ATTR_MAX_RD_ATOMIC, (byte) attributes.maxReadAtomic());
+        return VerbsConstants.IBV_QP_SQ_PSN | VerbsConstants.IBV_QP_TIMEOUT | VerbsConstants.IBV_QP_RETRY_CNT
+            | VerbsConstants.IBV_QP_RNR_RETRY | VerbsConstants.IBV_QP_MAX_QP_RD_ATOMIC;
+    }
+
+    private static QueuePairAttributes required(QueuePairAttributes attributes, QueuePairState target) {
+        if (attributes == null) {
+            throw new IllegalArgumentException("moving to " + target + " needs attributes");
+        }
+        return attributes;
+    }
+
+    private void requireState(QueuePairState current, QueuePairState target, QueuePairState... allowed) {
+        for (QueuePairState allowedState : allowed) {
+            if (current == allowedState) {
+                return;
+            }
+        }
+        throw new IllegalStateException("queue pair " + number + " cannot move from " + current + " to " + target
+            + "; allowed from " + Arrays.toString(allowed));
+    }
+
+    @Override
+    public SendWorkRequest createSendWorkRequest() {
+        ensureOpen();
+        return new NativeSendWorkRequest(this, maxSendSge, arena);
+    }
+
+    @Override
+    public ReceiveWorkRequest createReceiveWorkRequest() {
+        ensureOpen();
+        return new NativeReceiveWorkRequest(this, Math.max(maxReceiveSge, 0), arena);
+    }
+
+    @Override
+    public void postSend(SendWorkRequest request) {
+        if (!(request instanceof NativeSendWorkRequest send) || send.owner() != this) {
+            throw new IllegalArgumentException("the send request was not created by this queue pair");
+        }
+        checkSend(send);
+        ensureOpen();
+        QueuePairState current = state;
+        if (current != QueuePairState.READY_TO_SEND && current != QueuePairState.ERROR) {
+            throw new IllegalStateException("postSend: queue pair " + number + " is in state " + current
+                + "; sends need READY_TO_SEND");
+        }
+        int result = ops.postSend(qp, send.wrPointer(), send.badWrPointer());
+        if (result != 0) {
+            throw postFailure("ibv_post_send", Math.abs(result), "send queue of queue pair " + number + " is full: "
+                + maxSendWorkRequests + " requests are outstanding; poll their completions first");
+        }
+    }
+
+    private void checkSend(NativeSendWorkRequest send) {
+        int flags = send.flags();
+        if ((flags & ~SendFlags.ALL) != 0) {
+            throw new IllegalArgumentException("unknown send flags: flags=0x" + Integer.toHexString(flags));
+        }
+        long total = 0;
+        for (int i = 0, count = send.sgeCount(); i < count; i++) {
+            int length = send.sgeLength(i);
+            if (length < 0) {
+                throw new IllegalArgumentException("sge " + i + " has a negative length: length=" + length);
+            }
+            total += length;
+        }
+        long maxMessage = device.attributes().maxMessageSize();
+        if (total > maxMessage) {
+            throw new IllegalArgumentException("the request carries " + total + " bytes, more than maxMessageSize="
+                + maxMessage);
+        }
+        if ((flags & SendFlags.INLINE) != 0) {
+            if (send.opcode() == WorkRequestOpcode.RDMA_READ) {
+                throw new IllegalArgumentException("an RDMA READ cannot be inline");
+            }
+            if (total > maxInlineData) {
+                throw new IllegalArgumentException("inline data of " + total + " bytes exceeds maxInlineData="
+                    + maxInlineData + " of queue pair " + number);
+            }
+        }
+    }
+
+    @Override
+    public void postReceive(ReceiveWorkRequest request) {
+        if (sharedReceiveQueue != null) {
+            throw new IllegalStateException("queue pair " + number + " takes its receives from a shared receive "
+                + "queue: post them there");
+        }
+        if (!(request instanceof NativeReceiveWorkRequest receive) || receive.owner() != this) {
+            throw new IllegalArgumentException("the receive request was created by another queue pair");
+        }
+        receive.checkEntries(maxReceiveSge);
+        ensureOpen();
+        if (state == QueuePairState.RESET) {
+            throw new IllegalStateException("postReceive: queue pair " + number + " is in state RESET; receives "
+                + "need INIT or later");
+        }
+        int result = ops.postRecv(qp, receive.wrPointer(), receive.badWrPointer());
+        if (result != 0) {
+            throw postFailure("ibv_post_recv", Math.abs(result), "receive queue of queue pair " + number
+                + " is full: " + maxReceiveWorkRequests + " receives are outstanding");
+        }
+    }
+
+    /**
+     * The exception for a failed post: ENOMEM means the queue is full, EINVAL a request the device refused, anything
+     * else a device failure named by function and errno. Providers return the errno positive or (rxe) negative.
+     */
+    static RuntimeException postFailure(String function, int errno, String fullMessage) {
+        if (errno == Errno.ENOMEM) {
+            return new IllegalStateException(fullMessage);
+        }
+        NativeCallException failure = Errno.exception(function, errno);
+        if (errno == Errno.EINVAL) {
+            return new IllegalArgumentException("the device refused the request: " + failure.getMessage(), failure);
+        }
+        return new IllegalStateException(failure.getMessage(), failure);
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("queue pair " + number + " is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            IbvCalls.destroyQp(qp);
+        } catch (NativeCallException e) {
+            throw new IllegalStateException("cannot destroy queue pair " + number + ": " + e.getMessage(), e);
+        }
+        closed = true;
+        arena.close();
+        if (sharedReceiveQueue != null) {
+            sharedReceiveQueue.detach();
+        }
+        receiveQueue.detach();
+        sendQueue.detach();
+        domain.childClosed();
+    }
+
+    @Override
+    public String toString() {
+        return "NativeQueuePair{number=" + number + ", state=" + state + ", maxSend=" + maxSendWorkRequests
+            + ", maxReceive=" + maxReceiveWorkRequests + ", maxInline=" + maxInlineData + ", critical="
+            + ops.critical() + ", closed=" + closed + '}';
+    }
+}

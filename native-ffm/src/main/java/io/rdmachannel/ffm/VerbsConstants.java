@@ -1,0 +1,61 @@
+package io.rdmachannel.ffm;
+
+import io.rdmachannel.ffm.layout.CConstants;
+
+/**
+ * The libibverbs enum values the provider passes to the verbs: attribute masks of {@code ibv_modify_qp}, MTU codes,
+ * capability bits, link layers and transports. Registered with {@link CConstants}, so the layout test checks each one
+ * against the C headers.
+ */
+final class VerbsConstants {
+    private static final CConstants C = new CConstants();
+
+    static final int IBV_QP_STATE = C.value("IBV_QP_STATE", 1);
+    static final int IBV_QP_ACCESS_FLAGS = C.value("IBV_QP_ACCESS_FLAGS", 1 << 3);
+    static final int IBV_QP_PKEY_INDEX = C.value("IBV_QP_PKEY_INDEX", 1 << 4);
+    static final int IBV_QP_PORT = C.value("IBV_QP_PORT", 1 << 5);
+    static final int IBV_QP_AV = C.value("IBV_QP_AV", 1 << 7);
+    static final int IBV_QP_PATH_MTU = C.value("IBV_QP_PATH_MTU", 1 << 8);
+    static final int IBV_QP_TIMEOUT = C.value("IBV_QP_TIMEOUT", 1 << 9);
+    static final int IBV_QP_RETRY_CNT = C.value("IBV_QP_RETRY_CNT", 1 << 10);
+    static final int IBV_QP_RNR_RETRY = C.value("IBV_QP_RNR_RETRY", 1 << 11);
+    static final int IBV_QP_RQ_PSN = C.value("IBV_QP_RQ_PSN", 1 << 12);
+    static final int IBV_QP_MAX_QP_RD_ATOMIC = C.value("IBV_QP_MAX_QP_RD_ATOMIC", 1 << 13);
+    static final int IBV_QP_MIN_RNR_TIMER = C.value("IBV_QP_MIN_RNR_TIMER", 1 << 15);
+    static final int IBV_QP_SQ_PSN = C.value("IBV_QP_SQ_PSN", 1 << 16);
+    static final int IBV_QP_MAX_DEST_RD_ATOMIC = C.value("IBV_QP_MAX_DEST_RD_ATOMIC", 1 << 17);
+    static final int IBV_QP_DEST_QPN = C.value("IBV_QP_DEST_QPN", 1 << 20);
+
+    static final int IBV_QPT_RC = C.value("IBV_QPT_RC", 2);
+    static final int IBV_MTU_256 = C.value("IBV_MTU_256", 1);
+    static final int IBV_MTU_4096 = C.value("IBV_MTU_4096", 5);
+
+    static final int IBV_DEVICE_XRC = C.value("IBV_DEVICE_XRC", 1 << 20);
+    static final int IBV_TRANSPORT_IB = C.value("IBV_TRANSPORT_IB", 0);
+    static final int IBV_LINK_LAYER_INFINIBAND = C.value("IBV_LINK_LAYER_INFINIBAND", 1);
+    static final int IBV_LINK_LAYER_ETHERNET = C.value("IBV_LINK_LAYER_ETHERNET", 2);
+    static final int IBV_WC_WITH_IMM = C.value("IBV_WC_WITH_IMM", 1 << 1);
+
+    private VerbsConstants() {
+    }
+
+    /**
+     * The {@code enum ibv_mtu} code of a path MTU.
+     *
+     * @param bytes 256 to 4096, a power of two.
+     * @return the code.
+     */
+    static int mtuCode(int bytes) {
+        return IBV_MTU_256 + Integer.numberOfTrailingZeros(bytes) - Integer.numberOfTrailingZeros(256);
+    }
+
+    /**
+     * The bytes of an {@code enum ibv_mtu} code.
+     *
+     * @param code the code, 1 to 5.
+     * @return the MTU in bytes, 0 for an unknown code.
+     */
+    static int mtuBytes(int code) {
+        return code >= IBV_MTU_256 && code <= IBV_MTU_4096 ? 256 << (code - IBV_MTU_256) : 0;
+    }
+}

@@ -1,0 +1,423 @@
+package io.rdmachannel.ffm;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionOpcode;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairAttributes;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.RdmaProvider;
+import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.SendFlags;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.SharedReceiveQueue;
+import io.rdmachannel.channel.spi.WorkCompletion;
+import io.rdmachannel.channel.spi.WorkRequestOpcode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Real verbs on a real device (soft-RoCE in the guest tier): two queue pairs of one device connected by hand, GID
+ * and QP number exchanged in-process. Skipped where the native provider is unavailable.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class NativeProviderGuestTest {
+    private static final long TOKEN_A = 11;
+    private static final long TOKEN_B = 22;
+    private static final int SIZE = 4096;
+    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(20);
+    private static final int REMOTE = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+
+    private RdmaDevice device;
+    private ProtectionDomain domain;
+    private ReadinessSource source;
+    private CompletionQueue cqA;
+    private CompletionQueue cqB;
+    private QueuePair qpA;
+    private QueuePair qpB;
+    private MemoryRegion memoryA;
+    private MemoryRegion memoryB;
+    private byte[] gid;
+
+    private record Completion(long id, CompletionStatus status, CompletionOpcode opcode, int byteLength,
+        boolean hasImmediate, int immediate, int queuePairNumber) {
+        static Completion of(WorkCompletion c) {
+            return new Completion(c.workRequestId(), c.status(),
+                c.status() == CompletionStatus.SUCCESS ? c.opcode() : null, c.byteLength(), c.hasImmediate(),
+                c.hasImmediate() ? c.immediate() : 0, c.queuePairNumber());
+        }
+    }
+
+    @BeforeEach
+    void openAndConnect() throws IOException {
+        RdmaProvider provider = RdmaProviders.byName("native");
+        assumeTrue(provider.isAvailable(), () -> "native provider unavailable: " + provider.unavailabilityCause());
+        device = provider.openDevice(null);
+        System.out.println("device " + device.name() + ": " + device.attributes() + " " + device);
+        domain = device.allocateProtectionDomain();
+        source = device.createReadinessSource();
+        cqA = device.createCompletionQueue(64, source, TOKEN_A);
+        cqB = device.createCompletionQueue(64, source, TOKEN_B);
+        qpA = domain.createQueuePair(initAttributes(cqA));
+        qpB = domain.createQueuePair(initAttributes(cqB));
+        memoryA = domain.allocate(SIZE, REMOTE);
+        memoryB = domain.allocate(SIZE, REMOTE);
+        gid = ipv4Gid();
+        System.out.println("gid " + HexFormat.of().formatHex(gid) + ", qpA " + qpA + ", qpB " + qpB);
+    }
+
+    private QueuePairInitAttributes initAttributes(CompletionQueue cq) {
+        int inline = Math.min(64, device.attributes().maxInlineData());
+        return new QueuePairInitAttributes().sendCompletionQueue(cq).receiveCompletionQueue(cq)
+            .maxSendWorkRequests(16).maxReceiveWorkRequests(16).maxInlineData(inline).signalAll(true);
+    }
+
+    private byte[] ipv4Gid() throws IOException {
+        byte[] first = device.queryGid(1, 0);
+        for (int index = 0; index < 16; index++) {
+            byte[] candidate;
+            try {
+                candidate = device.queryGid(1, index);
+            } catch (IOException e) {
+                break;
+            }
+            if (candidate[10] == (byte) 0xFF && candidate[11] == (byte) 0xFF) {
+                return candidate;
+            }
+        }
+        return first;
+    }
+
+    @AfterEach
+    void closeAll() {
+        for (AutoCloseable resource : new AutoCloseable[] {memoryB, memoryA, qpB, qpA, cqB, cqA, source, domain,
+            device}) {
+            if (resource != null) {
+                try {
+                    resource.close();
+                } catch (Exception e) {
+                    throw new AssertionError("close failed: " + resource, e);
+                }
+            }
+        }
+    }
+
+    private void connect() throws IOException {
+        QueuePairAttributes init = new QueuePairAttributes().accessFlags(AccessFlags.REMOTE_WRITE
+            | AccessFlags.REMOTE_READ);
+        qpA.modify(QueuePairState.INIT, init);
+        qpB.modify(QueuePairState.INIT, init);
+        qpA.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpB.number(), 200));
+        qpB.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpA.number(), 100));
+        qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(100)
+            .timeout(14).retryCount(7));
+        qpB.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(200)
+            .timeout(14).retryCount(7));
+        assertEquals(QueuePairState.READY_TO_SEND, qpA.state());
+        assertEquals(QueuePairState.READY_TO_SEND, qpB.state());
+    }
+
+    private QueuePairAttributes rtr(int remoteNumber, int psn) {
+        return new QueuePairAttributes().remoteGid(gid).remoteQueuePairNumber(remoteNumber)
+            .receivePacketSequenceNumber(psn).pathMtu(1024);
+    }
+
+    private static Completion pollOne(CompletionQueue cq) {
+        List<Completion> found = new ArrayList<>();
+        long deadline = System.nanoTime() + WAIT_NANOS;
+        while (found.isEmpty()) {
+            cq.poll(c -> found.add(Completion.of(c)), 1);
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("no completion within 20 s on " + cq);
+            }
+            Thread.onSpinWait();
+        }
+        return found.get(0);
+    }
+
+    private static void await(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + WAIT_NANOS;
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private void postReceiveB(long id, int length) {
+        ReceiveWorkRequest receive = qpB.createReceiveWorkRequest().id(id);
+        if (length > 0) {
+            receive.sge(0, memoryB.address(), length, memoryB.localKey());
+        }
+        qpB.postReceive(receive);
+    }
+
+    private SendWorkRequest request(WorkRequestOpcode opcode, long id, int length) {
+        return qpA.createSendWorkRequest().id(id).opcode(opcode)
+            .sge(0, memoryA.address(), length, memoryA.localKey());
+    }
+
+    private static byte[] bytes(MemoryRegion region, int length) {
+        return region.segment().asSlice(0, length).toArray(JAVA_BYTE);
+    }
+
+    private static byte[] fill(MemoryRegion region, String text) {
+        byte[] data = text.getBytes(StandardCharsets.US_ASCII);
+        region.segment().copyFrom(java.lang.foreign.MemorySegment.ofArray(data));
+        return data;
+    }
+
+    @Test
+    void shouldSend() throws IOException {
+        connect();
+        byte[] data = fill(memoryA, "hello over soft-RoCE");
+        postReceiveB(7, SIZE);
+
+        qpA.postSend(request(WorkRequestOpcode.SEND, 1, data.length));
+
+        Completion sent = pollOne(cqA);
+        assertEquals(new Completion(1, CompletionStatus.SUCCESS, CompletionOpcode.SEND, sent.byteLength(), false, 0,
+            qpA.number()), sent);
+        Completion received = pollOne(cqB);
+        assertEquals(new Completion(7, CompletionStatus.SUCCESS, CompletionOpcode.RECV, data.length, false, 0,
+            qpB.number()), received);
+        assertArrayEquals(data, bytes(memoryB, data.length));
+    }
+
+    @Test
+    void shouldSendInline() throws IOException {
+        assumeTrue(qpA.maxInlineData() >= 16, "no inline data");
+        connect();
+        byte[] data = fill(memoryA, "inline payload..");
+        postReceiveB(8, SIZE);
+
+        qpA.postSend(request(WorkRequestOpcode.SEND, 2, data.length).flags(SendFlags.INLINE));
+
+        assertEquals(CompletionStatus.SUCCESS, pollOne(cqA).status());
+        assertEquals(data.length, pollOne(cqB).byteLength());
+        assertArrayEquals(data, bytes(memoryB, data.length));
+    }
+
+    @Test
+    void shouldSendWithImmediate() throws IOException {
+        connect();
+        byte[] data = fill(memoryA, "with immediate");
+        postReceiveB(9, SIZE);
+
+        qpA.postSend(request(WorkRequestOpcode.SEND_WITH_IMM, 3, data.length).immediate(0x12345678));
+
+        assertEquals(CompletionOpcode.SEND, pollOne(cqA).opcode());
+        Completion received = pollOne(cqB);
+        assertEquals(new Completion(9, CompletionStatus.SUCCESS, CompletionOpcode.RECV, data.length, true,
+            0x12345678, qpB.number()), received);
+        assertArrayEquals(data, bytes(memoryB, data.length));
+    }
+
+    @Test
+    void shouldWriteRemoteMemory() throws IOException {
+        connect();
+        byte[] data = fill(memoryA, "an RDMA WRITE lands without a receive");
+
+        qpA.postSend(request(WorkRequestOpcode.RDMA_WRITE, 4, data.length)
+            .remote(memoryB.address() + 100, memoryB.remoteKey()));
+
+        Completion written = pollOne(cqA);
+        assertEquals(CompletionStatus.SUCCESS, written.status());
+        assertEquals(CompletionOpcode.RDMA_WRITE, written.opcode());
+        assertArrayEquals(data, memoryB.segment().asSlice(100, data.length).toArray(JAVA_BYTE));
+        assertEquals(0, cqB.poll(c -> { }, 1));
+    }
+
+    @Test
+    void shouldWriteWithImmediate() throws IOException {
+        connect();
+        byte[] data = fill(memoryA, "write with immediate");
+        qpB.postReceive(qpB.createReceiveWorkRequest().id(10));
+
+        qpA.postSend(request(WorkRequestOpcode.RDMA_WRITE_WITH_IMM, 5, data.length)
+            .remote(memoryB.address() + 8, memoryB.remoteKey()).immediate(-2));
+
+        assertEquals(CompletionOpcode.RDMA_WRITE, pollOne(cqA).opcode());
+        Completion received = pollOne(cqB);
+        assertEquals(new Completion(10, CompletionStatus.SUCCESS, CompletionOpcode.RECV_RDMA_WITH_IMM, data.length,
+            true, -2, qpB.number()), received);
+        assertArrayEquals(data, memoryB.segment().asSlice(8, data.length).toArray(JAVA_BYTE));
+    }
+
+    @Test
+    void shouldReadRemoteMemory() throws IOException {
+        connect();
+        byte[] data = fill(memoryB, "read me from the peer");
+
+        qpA.postSend(request(WorkRequestOpcode.RDMA_READ, 6, data.length)
+            .remote(memoryB.address(), memoryB.remoteKey()));
+
+        Completion read = pollOne(cqA);
+        assertEquals(new Completion(6, CompletionStatus.SUCCESS, CompletionOpcode.RDMA_READ, data.length, false, 0,
+            qpA.number()), read);
+        assertArrayEquals(data, bytes(memoryA, data.length));
+    }
+
+    @Test
+    void shouldFailAWriteWithAWrongKeyAndMoveBothToError() throws IOException {
+        connect();
+        fill(memoryA, "never lands");
+        postReceiveB(12, SIZE);
+
+        qpA.postSend(request(WorkRequestOpcode.RDMA_WRITE, 13, 11)
+            .remote(memoryB.address(), memoryB.remoteKey() ^ 0x5A5A00));
+
+        Completion failed = pollOne(cqA);
+        assertEquals(13, failed.id());
+        assertEquals(CompletionStatus.REMOTE_ACCESS_ERROR, failed.status());
+        await(() -> qpA.state() == QueuePairState.ERROR, "qpA in ERROR, is " + qpA.state());
+        await(() -> qpB.state() == QueuePairState.ERROR, "qpB in ERROR, is " + qpB.state());
+        Completion flushed = pollOne(cqB);
+        assertEquals(12, flushed.id());
+        assertEquals(CompletionStatus.WORK_REQUEST_FLUSHED, flushed.status());
+        qpA.postSend(request(WorkRequestOpcode.SEND, 14, 4));
+        Completion flushedSend = pollOne(cqA);
+        assertEquals(14, flushedSend.id());
+        assertEquals(CompletionStatus.WORK_REQUEST_FLUSHED, flushedSend.status());
+    }
+
+    @Test
+    void shouldWakeAnAwaitingThreadWhenAnArmedQueueCompletes() throws Exception {
+        connect();
+        fill(memoryA, "wake up");
+        postReceiveB(15, SIZE);
+        cqB.requestNotification();
+        AtomicLong token = new AtomicLong();
+        CompletableFuture<Integer> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                return source.await(-1, token::set);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        qpA.postSend(request(WorkRequestOpcode.SEND, 16, 7));
+
+        assertEquals(1, waiter.get(20, TimeUnit.SECONDS));
+        assertEquals(TOKEN_B, token.get());
+        assertEquals(15, pollOne(cqB).id());
+        assertEquals(16, pollOne(cqA).id());
+        assertEquals(0, source.await(0, t -> { }));
+    }
+
+    @Test
+    void shouldReturnFromAwaitOnWakeupAndInterrupt() throws Exception {
+        CompletableFuture<Integer> woken = CompletableFuture.supplyAsync(() -> {
+            try {
+                return source.await(-1, t -> { });
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(200);
+        source.wakeup();
+        assertEquals(0, woken.get(20, TimeUnit.SECONDS));
+
+        AtomicBoolean keptInterrupt = new AtomicBoolean();
+        Thread waiter = new Thread(() -> {
+            try {
+                source.await(-1, t -> { });
+                keptInterrupt.set(Thread.currentThread().isInterrupted());
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        waiter.start();
+        Thread.sleep(200);
+        waiter.interrupt();
+        waiter.join(20_000);
+        assertFalse(waiter.isAlive());
+        assertTrue(keptInterrupt.get());
+        assertEquals(0, source.await(TimeUnit.MILLISECONDS.toNanos(120), t -> { }));
+    }
+
+    @Test
+    void shouldRefusePostsInTheWrongState() throws IOException {
+        SendWorkRequest send = request(WorkRequestOpcode.SEND, 17, 4);
+        IllegalStateException inReset = assertThrows(IllegalStateException.class, () -> qpA.postSend(send));
+        assertEquals("postSend: queue pair " + qpA.number() + " is in state RESET; sends need READY_TO_SEND",
+            inReset.getMessage());
+        IllegalStateException receiveInReset = assertThrows(IllegalStateException.class, () -> postReceiveB(18, 4));
+        assertEquals("postReceive: queue pair " + qpB.number() + " is in state RESET; receives need INIT or later",
+            receiveInReset.getMessage());
+
+        qpA.modify(QueuePairState.INIT, new QueuePairAttributes());
+        IllegalStateException inInit = assertThrows(IllegalStateException.class, () -> qpA.postSend(send));
+        assertEquals("postSend: queue pair " + qpA.number() + " is in state INIT; sends need READY_TO_SEND",
+            inInit.getMessage());
+        IllegalStateException badMove = assertThrows(IllegalStateException.class,
+            () -> qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes()));
+        assertEquals("queue pair " + qpA.number() + " cannot move from INIT to READY_TO_SEND; allowed from "
+            + "[READY_TO_RECEIVE, READY_TO_SEND]", badMove.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> qpA.postSend(send.flags(1 << 7)));
+    }
+
+    @Test
+    void shouldReceiveThroughASharedReceiveQueue() throws IOException {
+        SharedReceiveQueue srq = domain.createSharedReceiveQueue(8, 1);
+        QueuePair qpS = null;
+        try {
+            qpS = domain.createQueuePair(initAttributes(cqB).sharedReceiveQueue(srq));
+            assertEquals(0, qpS.maxReceiveWorkRequests());
+            QueuePairAttributes init = new QueuePairAttributes();
+            qpA.modify(QueuePairState.INIT, init);
+            qpS.modify(QueuePairState.INIT, init);
+            qpA.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpS.number(), 0));
+            qpS.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpA.number(), 0));
+            qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            qpS.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            byte[] data = fill(memoryA, "through the SRQ");
+            srq.postReceive(srq.createReceiveWorkRequest().id(19).sge(0, memoryB.address(), SIZE,
+                memoryB.localKey()));
+            QueuePair shared = qpS;
+            assertThrows(IllegalStateException.class, () -> shared.postReceive(shared.createReceiveWorkRequest()));
+
+            qpA.postSend(request(WorkRequestOpcode.SEND, 20, data.length));
+
+            assertEquals(CompletionStatus.SUCCESS, pollOne(cqA).status());
+            Completion received = pollOne(cqB);
+            assertEquals(new Completion(19, CompletionStatus.SUCCESS, CompletionOpcode.RECV, data.length, false, 0,
+                qpS.number()), received);
+            assertArrayEquals(data, bytes(memoryB, data.length));
+        } finally {
+            if (qpS != null) {
+                qpS.close();
+            }
+            srq.close();
+        }
+    }
+}
