@@ -226,10 +226,6 @@ final class ShmDevice implements RdmaDevice {
         openChildren.decrementAndGet();
     }
 
-    void childOpened() {
-        openChildren.incrementAndGet();
-    }
-
     int nextObjectId() {
         return nextObjectId.getAndIncrement();
     }

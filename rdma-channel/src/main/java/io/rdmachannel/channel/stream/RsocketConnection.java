@@ -289,10 +289,6 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         notifyObserver();
     }
 
-    int phase() {
-        return phase;
-    }
-
     boolean isEstablished() {
         return phase == PHASE_ESTABLISHED;
     }
