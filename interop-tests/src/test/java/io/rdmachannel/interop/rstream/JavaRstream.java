@@ -350,8 +350,9 @@ public final class JavaRstream {
         }
     }
 
+    // As perror: the call, then the reason (the exception's message, which for a channel is the errno text).
     private void perror(final String call, final Exception e) {
-        err.println(call + ": " + e);
+        err.println(call + ": " + (e.getMessage() != null ? e.getMessage() : e.toString()));
         err.flush();
     }
 
