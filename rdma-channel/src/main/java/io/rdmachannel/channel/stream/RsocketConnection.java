@@ -275,14 +275,15 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     @Override
     public void failed(final IOException cause) {
-        failure = cause;
-        phase = PHASE_FAILED;
+        // release first: whoever sees the failure may close the transport and expects nothing left open
         lock.lock();
         try {
             release();
         } finally {
             lock.unlock();
         }
+        failure = cause;
+        phase = PHASE_FAILED;
         if (listener != null) {
             listener.onFailed(this);
         }
