@@ -1,10 +1,21 @@
 package io.rdmachannel.ffm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.cm.CmListener;
+import io.rdmachannel.channel.cm.ConnectionManager;
+import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.ReadinessObserver;
@@ -18,6 +29,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.NoRouteToHostException;
+import java.net.SocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Random;
 import java.util.Set;
@@ -26,6 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32;
 
@@ -115,6 +130,98 @@ class RdmaCmGuestTest {
             new StreamOptions(), waker);
         ConnectException refused = assertThrows(ConnectException.class, () -> connect(connector, waker));
         assertEquals("Connection refused", refused.getMessage());
+        // RsocketConnection.failed publishes the failure before it releases the connection's resources on the CM
+        // thread; give that release time before the transport closes its device contexts
+        Thread.sleep(2000);
+    }
+
+    @Test
+    void shouldRejectWithTheFiltersReasonBeforeAllocating() throws Exception {
+        try (ConnectionManager cm = RdmaProviders.byName("native").openConnectionManager(null)) {
+            assertEquals("rdma_cm", cm.name());
+            AtomicInteger endpoints = new AtomicInteger();
+            try (CmListener listener = cm.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 4,
+                (remote, local, privateData) -> privateData.get(0) == 42 ? RejectReason.POLICY : null,
+                remote -> {
+                    endpoints.incrementAndGet();
+                    return new ProbeEndpoint(null);
+                })) {
+                ProbeEndpoint endpoint = new ProbeEndpoint(new byte[] {42, 1, 2, 3});
+                cm.connect(listener.localAddress(), null, endpoint);
+                IOException cause = endpoint.outcome.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                System.out.println("filtered connect: " + cause);
+                assertInstanceOf(ConnectException.class, cause);
+                assertEquals("Connection refused by policy", cause.getMessage());
+                assertEquals(0, endpoints.get());
+            }
+        }
+    }
+
+    @Test
+    void shouldFailAnUnreachablePeerWithoutHanging() throws Exception {
+        String previous = System.setProperty(RdmaCmConnectionManager.CONNECT_TIMEOUT_PROP_NAME, "5000");
+        try (ConnectionManager cm = RdmaProviders.byName("native").openConnectionManager(null)) {
+            ProbeEndpoint endpoint = new ProbeEndpoint(new byte[] {1});
+            long start = System.nanoTime();
+            cm.connect(new InetSocketAddress("192.0.2.99", 7471), null, endpoint);
+            IOException cause = endpoint.outcome.get(WAIT_SECONDS, TimeUnit.SECONDS);
+            System.out.printf("unreachable connect after %.1f s: %s%n", (System.nanoTime() - start) / 1e9, cause);
+            assertTrue(cause instanceof NoRouteToHostException || cause instanceof SocketTimeoutException
+                || cause instanceof ConnectException, String.valueOf(cause));
+        } finally {
+            if (previous == null) {
+                System.clearProperty(RdmaCmConnectionManager.CONNECT_TIMEOUT_PROP_NAME);
+            } else {
+                System.setProperty(RdmaCmConnectionManager.CONNECT_TIMEOUT_PROP_NAME, previous);
+            }
+        }
+    }
+
+    /** A CM endpoint with one small queue pair that reports its outcome (null when established). */
+    private static final class ProbeEndpoint implements CmEndpoint {
+        private final CompletableFuture<IOException> outcome = new CompletableFuture<>();
+        private final byte[] privateData;
+        private ProtectionDomain domain;
+        private CompletionQueue queue;
+        private QueuePair queuePair;
+
+        ProbeEndpoint(byte[] privateData) {
+            this.privateData = privateData;
+        }
+
+        @Override
+        public QueuePairSetup prepare(RdmaDevice device) throws IOException {
+            domain = device.allocateProtectionDomain();
+            queue = device.createCompletionQueue(32, null, 0);
+            return new QueuePairSetup(domain, new QueuePairInitAttributes().sendCompletionQueue(queue)
+                .receiveCompletionQueue(queue).maxSendWorkRequests(16).maxReceiveWorkRequests(16),
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 7, 7);
+        }
+
+        @Override
+        public ByteBuffer bind(QueuePair newQueuePair, ByteBuffer peerPrivateData) {
+            this.queuePair = newQueuePair;
+            return privateData == null ? ByteBuffer.allocate(0) : ByteBuffer.wrap(privateData);
+        }
+
+        @Override
+        public void established(ByteBuffer peerPrivateData, SocketAddress local, SocketAddress remote) {
+            outcome.complete(null);
+        }
+
+        @Override
+        public void failed(IOException cause) {
+            if (queuePair != null) {
+                queuePair.close();
+            }
+            if (queue != null) {
+                queue.close();
+            }
+            if (domain != null) {
+                domain.close();
+            }
+            outcome.complete(cause);
+        }
     }
 
     /** Echo until the client half-closes, then half-close; returns the CRC of what went through. */
