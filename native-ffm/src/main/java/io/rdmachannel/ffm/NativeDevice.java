@@ -16,8 +16,10 @@ import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_GID_TBL_LEN;
 import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_LINK_LAYER;
 import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_MAX_MSG_SZ;
 import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_SIZE;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_DEVICE;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_SIZE;
 import static io.rdmachannel.ffm.layout.IbvQpLayouts.GID_SIZE;
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -68,14 +70,18 @@ final class NativeDevice implements RdmaDevice {
     private final int gidTableLength;
     private final int maxSharedReceiveQueueSge;
     private final boolean critical;
+    private final int transport;
+    private final boolean ownsContext;
     private final AtomicInteger openChildren = new AtomicInteger();
     private volatile boolean closed;
 
     private NativeDevice(NativeProvider provider, String name, MemorySegment context, MemorySegment deviceAttr,
-        MemorySegment portAttr, int transport, int maxInline) {
+        MemorySegment portAttr, int transport, int maxInline, boolean ownsContext) {
         this.provider = provider;
         this.name = name;
         this.context = context;
+        this.transport = transport;
+        this.ownsContext = ownsContext;
         this.linkLayer = portAttr.get(JAVA_BYTE, PORT_ATTR_LINK_LAYER);
         this.gidTableLength = portAttr.get(JAVA_INT, PORT_ATTR_GID_TBL_LEN);
         this.maxSharedReceiveQueueSge = deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SRQ_SGE);
@@ -110,14 +116,8 @@ final class NativeDevice implements RdmaDevice {
 
     static NativeDevice open(NativeProvider provider, String name, MemorySegment device) throws IOException {
         MemorySegment context = IbvCalls.openDevice(device).reinterpret(CONTEXT_SIZE);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment deviceAttr = arena.allocate(IBV_DEVICE_ATTR.layout());
-            IbvCalls.queryDevice(context, deviceAttr);
-            MemorySegment portAttr = arena.allocate(PORT_ATTR_SIZE, 8);
-            IbvInline.queryPort(context, PORT, portAttr);
-            int transport = device.reinterpret(IBV_DEVICE.size()).get(JAVA_INT, DEVICE_TRANSPORT_TYPE);
-            int maxInline = InlineProbe.maxInlineData(context);
-            return new NativeDevice(provider, name, context, deviceAttr, portAttr, transport, maxInline);
+        try {
+            return describe(provider, name, device, context, true);
         } catch (IOException | RuntimeException | Error e) {
             try {
                 IbvCalls.closeDevice(context);
@@ -125,6 +125,30 @@ final class NativeDevice implements RdmaDevice {
                 e.addSuppressed(suppressed);
             }
             throw e;
+        }
+    }
+
+    /**
+     * A device over an {@code ibv_context} someone else opened and closes, such as the contexts librdmacm opens for
+     * its ids ({@code rdma_cm_id.verbs}); closing it releases nothing native.
+     */
+    static NativeDevice wrap(NativeProvider provider, MemorySegment context) throws IOException {
+        MemorySegment sized = context.reinterpret(CONTEXT_SIZE);
+        MemorySegment device = sized.get(ADDRESS, CONTEXT_DEVICE);
+        return describe(provider, IbvCalls.getDeviceName(device), device, sized, false);
+    }
+
+    private static NativeDevice describe(NativeProvider provider, String name, MemorySegment device,
+        MemorySegment context, boolean ownsContext) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment deviceAttr = arena.allocate(IBV_DEVICE_ATTR.layout());
+            IbvCalls.queryDevice(context, deviceAttr);
+            MemorySegment portAttr = arena.allocate(PORT_ATTR_SIZE, 8);
+            IbvInline.queryPort(context, PORT, portAttr);
+            int transport = device.reinterpret(IBV_DEVICE.size()).get(JAVA_INT, DEVICE_TRANSPORT_TYPE);
+            int maxInline = InlineProbe.maxInlineData(context);
+            return new NativeDevice(provider, name, context, deviceAttr, portAttr, transport, maxInline,
+                ownsContext);
         }
     }
 
@@ -149,6 +173,11 @@ final class NativeDevice implements RdmaDevice {
 
     boolean critical() {
         return critical;
+    }
+
+    /** Whether the device is iWARP ({@code IBV_TRANSPORT_IWARP}) rather than InfiniBand or RoCE. */
+    boolean iwarp() {
+        return transport == VerbsConstants.IBV_TRANSPORT_IWARP;
     }
 
     int linkLayer() {
@@ -286,6 +315,9 @@ final class NativeDevice implements RdmaDevice {
                 + " open protection domains, completion queues or readiness sources: close them first");
         }
         closed = true;
+        if (!ownsContext) {
+            return;
+        }
         try {
             IbvCalls.closeDevice(context);
         } catch (NativeCallException e) {

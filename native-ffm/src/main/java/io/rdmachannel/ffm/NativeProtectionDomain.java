@@ -8,6 +8,7 @@ import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePair;
 import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.QueuePairType;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
@@ -87,6 +88,22 @@ final class NativeProtectionDomain implements ProtectionDomain {
         }
         attributes.check(device.attributes());
         QueuePair queuePair = NativeQueuePair.create(this, attributes);
+        openChildren.incrementAndGet();
+        return queuePair;
+    }
+
+    /**
+     * An RC queue pair created and destroyed another way, such as on an {@code rdma_cm_id}.
+     */
+    NativeQueuePair createQueuePair(QueuePairInitAttributes attributes, NativeQueuePair.Creator creator,
+        NativeQueuePair.Destroyer destroyer, QueuePairState initialState) throws IOException {
+        ensureOpen();
+        if (attributes.type() != QueuePairType.RC) {
+            throw new UnsupportedOperationException("the native provider offers RC queue pairs only: type="
+                + attributes.type());
+        }
+        attributes.check(device.attributes());
+        NativeQueuePair queuePair = NativeQueuePair.create(this, attributes, creator, destroyer, initialState);
         openChildren.incrementAndGet();
         return queuePair;
     }

@@ -24,10 +24,9 @@ import java.util.List;
  * receive queues. The data-path verbs ({@code post_send}, {@code post_recv}, {@code poll_cq}, ...) are called through
  * the context's ops table, critical or not as {@code CriticalPolicy} decides per device.
  *
- * <p>Pending: the {@code rdma_cm} connection manager. {@link #connectionManagerNames()} is empty and
- * {@link #openConnectionManager(String)} throws {@link UnsupportedOperationException} until it exists; queue pairs
- * of this provider are connected by exchanging GID and QP number out of band and calling
- * {@link io.rdmachannel.channel.spi.QueuePair#modify}. XRC queue pairs are not offered either.
+ * <p>Connections: the {@code rdma_cm} connection manager (librdmacm, IP addressing; AF_IB where a port has an
+ * InfiniBand link layer); queue pairs can also be connected by exchanging GID and QP number out of band and calling
+ * {@link io.rdmachannel.channel.spi.QueuePair#modify}. XRC queue pairs are not offered.
  */
 public final class NativeProvider implements RdmaProvider {
     /** The provider name. */
@@ -103,24 +102,29 @@ public final class NativeProvider implements RdmaProvider {
     }
 
     /**
-     * None yet: the {@code rdma_cm} connection manager of this provider is pending.
+     * The {@code rdma_cm} connection manager (librdmacm), the default.
      *
-     * @return an empty list.
+     * @return {@code [rdma_cm]}.
      */
     @Override
     public List<String> connectionManagerNames() {
-        return List.of();
+        return List.of(RdmaCmConnectionManager.NAME);
     }
 
     /**
-     * Not implemented yet: the {@code rdma_cm} connection manager of this provider is pending.
+     * Open the {@code rdma_cm} connection manager: an event channel and its thread. It wraps the devices librdmacm
+     * opens for its ids and releases them when closed.
      *
-     * @throws UnsupportedOperationException always.
+     * @throws IllegalStateException if the provider is unavailable, with its cause.
      */
     @Override
-    public ConnectionManager openConnectionManager(String name) {
-        throw new UnsupportedOperationException(
-            "the rdma_cm connection manager of the native provider is not implemented yet");
+    public ConnectionManager openConnectionManager(String name) throws IOException {
+        if (name != null && !RdmaCmConnectionManager.NAME.equals(name)) {
+            throw new IllegalArgumentException("the native provider has no connection manager named '" + name
+                + "'; it offers " + RdmaCmConnectionManager.NAME);
+        }
+        ensureAvailability();
+        return new RdmaCmConnectionManager(this);
     }
 
     @Override

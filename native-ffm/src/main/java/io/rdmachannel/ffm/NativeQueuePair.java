@@ -87,14 +87,17 @@ final class NativeQueuePair implements QueuePair {
     private final int maxReceiveSge;
     private final int maxInlineData;
     private final QueuePairOps ops;
+    private final Destroyer destroyer;
     private final Arena arena = Arena.ofShared();
     private volatile QueuePairState state = QueuePairState.RESET;
     private int portNumber = NativeDevice.PORT;
     private volatile boolean closed;
 
     private NativeQueuePair(NativeProtectionDomain domain, MemorySegment qp, MemorySegment cap,
-        NativeCompletionQueue sendQueue, NativeCompletionQueue receiveQueue, NativeSharedReceiveQueue srq) {
+        NativeCompletionQueue sendQueue, NativeCompletionQueue receiveQueue, NativeSharedReceiveQueue srq,
+        Destroyer destroyer) {
         this.domain = domain;
+        this.destroyer = destroyer;
         this.device = domain.nativeDevice();
         this.qp = qp.reinterpret(QP_SIZE);
         this.number = this.qp.get(JAVA_INT, QP_QP_NUM);
@@ -109,8 +112,39 @@ final class NativeQueuePair implements QueuePair {
         this.ops = QueuePairOps.of(this.qp, device.critical());
     }
 
+    /**
+     * How a queue pair's {@code ibv_qp} is created from a filled {@code ibv_qp_init_attr} (the call writes the granted
+     * capacities back into it).
+     */
+    @FunctionalInterface
+    interface Creator {
+        MemorySegment create(MemorySegment pd, MemorySegment initAttr) throws IOException;
+    }
+
+    /**
+     * How a queue pair's {@code ibv_qp} is destroyed: {@code ibv_destroy_qp}, or {@code rdma_destroy_qp} for one
+     * created on an {@code rdma_cm_id}.
+     */
+    @FunctionalInterface
+    interface Destroyer {
+        void destroy(MemorySegment qp) throws NativeCallException;
+    }
+
     static NativeQueuePair create(NativeProtectionDomain domain, QueuePairInitAttributes attributes)
         throws IOException {
+        return create(domain, attributes, IbvCalls::createQp, IbvCalls::destroyQp, QueuePairState.RESET);
+    }
+
+    /**
+     * A queue pair created another way than {@code ibv_create_qp}, such as {@code rdma_create_qp} on a connection
+     * manager id, which leaves it in INIT.
+     *
+     * @param creator creates the {@code ibv_qp}.
+     * @param destroyer destroys it, on close or if wrapping it fails.
+     * @param initialState the state the creator leaves it in.
+     */
+    static NativeQueuePair create(NativeProtectionDomain domain, QueuePairInitAttributes attributes,
+        Creator creator, Destroyer destroyer, QueuePairState initialState) throws IOException {
         NativeDevice device = domain.nativeDevice();
         NativeCompletionQueue sendQueue = ownCompletionQueue(device, attributes.sendCompletionQueue());
         NativeCompletionQueue receiveQueue = ownCompletionQueue(device, attributes.receiveCompletionQueue());
@@ -137,13 +171,14 @@ final class NativeQueuePair implements QueuePair {
             init.set(JAVA_INT, QP_INIT_ATTR_QP_TYPE, VerbsConstants.IBV_QPT_RC);
             init.set(JAVA_INT, QP_INIT_ATTR_SQ_SIG_ALL, attributes.signalAll() ? 1 : 0);
             // ibv_create_qp writes the capacities it granted back into cap
-            MemorySegment qp = IbvCalls.createQp(domain.pd(), init);
+            MemorySegment qp = creator.create(domain.pd(), init);
             NativeQueuePair queuePair;
             try {
-                queuePair = new NativeQueuePair(domain, qp, cap, sendQueue, receiveQueue, srq);
+                queuePair = new NativeQueuePair(domain, qp, cap, sendQueue, receiveQueue, srq, destroyer);
+                queuePair.state = initialState;
             } catch (RuntimeException | Error e) {
                 try {
-                    IbvCalls.destroyQp(qp);
+                    destroyer.destroy(qp);
                 } catch (NativeCallException suppressed) {
                     e.addSuppressed(suppressed);
                 }
@@ -411,6 +446,14 @@ final class NativeQueuePair implements QueuePair {
         return new IllegalStateException(failure.getMessage(), failure);
     }
 
+    /**
+     * Record a state someone else moved the queue pair to, as librdmacm does while connecting (INIT, then
+     * READY_TO_RECEIVE and READY_TO_SEND inside {@code rdma_connect} / {@code rdma_accept} processing).
+     */
+    void stateChanged(QueuePairState newState) {
+        state = newState;
+    }
+
     void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("queue pair " + number + " is closed");
@@ -423,7 +466,7 @@ final class NativeQueuePair implements QueuePair {
             return;
         }
         try {
-            IbvCalls.destroyQp(qp);
+            destroyer.destroy(qp);
         } catch (NativeCallException e) {
             throw new IllegalStateException("cannot destroy queue pair " + number + ": " + e.getMessage(), e);
         }

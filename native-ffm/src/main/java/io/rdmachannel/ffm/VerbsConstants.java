@@ -32,6 +32,7 @@ final class VerbsConstants {
 
     static final int IBV_DEVICE_XRC = C.value("IBV_DEVICE_XRC", 1 << 20);
     static final int IBV_TRANSPORT_IB = C.value("IBV_TRANSPORT_IB", 0);
+    static final int IBV_TRANSPORT_IWARP = C.value("IBV_TRANSPORT_IWARP", 1);
     static final int IBV_LINK_LAYER_INFINIBAND = C.value("IBV_LINK_LAYER_INFINIBAND", 1);
     static final int IBV_LINK_LAYER_ETHERNET = C.value("IBV_LINK_LAYER_ETHERNET", 2);
     static final int IBV_WC_WITH_IMM = C.value("IBV_WC_WITH_IMM", 1 << 1);

@@ -78,17 +78,6 @@ class NativeProviderTest {
     }
 
     @Test
-    void shouldSayTheConnectionManagerIsPending() {
-        RdmaProvider provider = new NativeProvider();
-
-        assertEquals(List.of(), provider.connectionManagerNames());
-        UnsupportedOperationException error = assertThrows(UnsupportedOperationException.class,
-            () -> provider.openConnectionManager(null));
-        assertEquals("the rdma_cm connection manager of the native provider is not implemented yet",
-            error.getMessage());
-    }
-
-    @Test
     void shouldConvertPathMtus() {
         assertEquals(1, VerbsConstants.mtuCode(256));
         assertEquals(3, VerbsConstants.mtuCode(1024));
