@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Interop of the RDMA channels with rdma-core's rstream, in the soft-RoCE guest: the Java rstream twin
+# (io.rdmachannel.interop.rstream.JavaRstream, on the native provider) against the C rstream, in both directions,
+# blocking and non-blocking, several transfer sizes, with data verification (-T v), and with a small buffer
+# (-B 4096) to stress credits and grants. Proves RDMA carried the data: rxe0's packet counters grow and no TCP
+# socket listens on the port. Writes a report (one line per case, PASS or FAIL, with rstream's and the Java side's
+# result lines) into the run's results folder and prints it.
+#
+# usage: interop-tests/guest/rstream-interop.sh   (after the Maven tier built interop-tests' test classes)
+set -euo pipefail
+
+GUEST_SCRIPT_NAME=rstream-interop
+# shellcheck source=interop-tests/guest/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ADDR=192.0.2.1
+CLASSPATH_FILE="$REPO_ROOT/interop-tests/target/rstream.classpath"
+
+# ---------------------------------------------------------------------------------------------------------------
+# On the host: write the test class path, then run this script inside the guest.
+
+if [[ ${RDMACHANNEL_GUEST:-} != 1 ]]; then
+    (cd "$REPO_ROOT" && mvn -o -q -B -ntp -pl interop-tests dependency:build-classpath -Dmdep.includeScope=test \
+        -Dmdep.outputFile="$CLASSPATH_FILE") || guest_die "cannot write the test class path (build first)"
+    status=0
+    "$GUEST_DIR/run-in-guest.sh" --timeout "${RDMACHANNEL_INTEROP_TIMEOUT:-900}" \
+        -- "$GUEST_DIR/rstream-interop.sh" || status=$?
+    echo "rstream interop: $([[ $status -eq 0 ]] && echo PASS || echo "FAIL (exit status $status)")"
+    exit "$status"
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# In the guest.
+
+WORK="$(mktemp -d /tmp/interop.XXXXXX)"
+REPORT="${RDMACHANNEL_GUEST_RESULTS:-$WORK}/rstream-interop-report.txt"
+CP="$REPO_ROOT/interop-tests/target/test-classes:$(cat "$CLASSPATH_FILE")"
+JAVA=("$JAVA_HOME/bin/java" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED
+    -Drdmachannel.provider=native -cp "$CP" io.rdmachannel.interop.rstream.JavaRstream)
+COUNTERS=/sys/class/infiniband/rxe0/ports/1/hw_counters
+failures=0
+port=7500
+
+rxe_packets() {
+    cat "$COUNTERS/sent_pkts" 2>/dev/null || echo 0
+}
+
+# result_line FILE: the first rstream result line (name bytes xfers iters total time Gb/sec usec/xfer) of an output.
+result_line() {
+    grep -E '^(custom|[0-9]+[kmg]?_(lat|bw)) ' "$1" | head -n 1 | tr -s ' \t' ' ' || true
+}
+
+# wait_for_listener: until an RDMA CM listener exists (the C server) or the Java twin printed its header.
+wait_for_listener() {
+    local output=$1 deadline=$((SECONDS + 60))
+    while ((SECONDS < deadline)); do
+        if grep -q '^name' "$output" 2>/dev/null \
+            || rdma res show cm_id 2>/dev/null | grep -Eq "state LISTEN .*src-addr [^ ]*:$port( |$)"; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    return 1
+}
+
+# run_case NAME SERVER CLIENT ARGS...: SERVER and CLIENT are "c" or "java".
+run_case() {
+    local name=$1 server=$2 client=$3
+    shift 3
+    local sout="$WORK/$name.server" cout="$WORK/$name.client" spid sstatus=0 cstatus=0 before after tcp
+    port=$((port + 1))
+    before=$(rxe_packets)
+    if [[ $server == c ]]; then
+        rstream -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
+    else
+        "${JAVA[@]}" -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
+    fi
+    spid=$!
+    if ! wait_for_listener "$sout"; then
+        kill "$spid" 2>/dev/null || true
+        echo "FAIL  $name: the $server server did not listen: $(tail -n 3 "$sout" | tr '\n' ' ')" | tee -a "$REPORT"
+        failures=$((failures + 1))
+        return
+    fi
+    tcp="$(ss -Htln "sport = :$port" 2>/dev/null | wc -l)"
+    if [[ $client == c ]]; then
+        timeout 300 rstream -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
+    else
+        timeout 300 "${JAVA[@]}" -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
+    fi
+    timeout 60 tail --pid="$spid" -f /dev/null || kill "$spid" 2>/dev/null || true
+    wait "$spid" || sstatus=$?
+    after=$(rxe_packets)
+    if [[ $sstatus -eq 0 && $cstatus -eq 0 && -n "$(result_line "$cout")" && $tcp -eq 0 && $after -gt $before ]] \
+        && ! grep -q 'verification failed' "$sout" "$cout"; then
+        echo "PASS  $name  rxe0 packets +$((after - before))" >>"$REPORT"
+    else
+        echo "FAIL  $name  server=$sstatus client=$cstatus tcp-listeners=$tcp rxe0 packets +$((after - before))" \
+            >>"$REPORT"
+        sed 's/^/      server| /' "$sout" | tail -n 5 >>"$REPORT"
+        sed 's/^/      client| /' "$cout" | tail -n 5 >>"$REPORT"
+        failures=$((failures + 1))
+    fi
+    echo "      $server server: $(result_line "$sout")" >>"$REPORT"
+    echo "      $client client: $(result_line "$cout")" >>"$REPORT"
+}
+
+: >"$REPORT"
+for direction in "java c" "c java"; do
+    read -r server client <<<"$direction"
+    for mode in b n; do
+        run_case "${server}-server_${client}-client_T${mode}_4k" "$server" "$client" -S 4096 -C 100 -I 2 -T v -T "$mode"
+        run_case "${server}-server_${client}-client_T${mode}_64k" "$server" "$client" -S 65536 -C 20 -I 2 -T v \
+            -T "$mode"
+        run_case "${server}-server_${client}-client_T${mode}_64k_B4096" "$server" "$client" -S 65536 -C 10 -I 1 \
+            -B 4096 -T v -T "$mode"
+    done
+done
+
+echo "=== rstream interop report ($REPORT)"
+cat "$REPORT"
+echo "=== $failures failed"
+rm -rf "$WORK"
+[[ $failures -eq 0 ]]
