@@ -1,11 +1,15 @@
 package io.rdmachannel.interop.contract;
 
+import io.rdmachannel.channel.spi.RdmaProviders;
+
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.channels.ServerSocketChannel;
 import java.util.List;
+import java.util.Objects;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Named;
@@ -33,16 +37,52 @@ final class ContractTransports {
     /**
      * Every transport under test; the JDK oracle comes first.
      */
-    static final List<ContractTransport> ALL = List.of(
+    static final List<ContractTransport> ALL = selected(Stream.of(
         new JdkTcpTransport(),
-        new RdmaShmTransport());
+        new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress()),
+        nativeTransport()));
 
     /**
      * The transports over the IPv6 loopback; empty if the machine cannot bind {@code ::1}.
      */
-    static final List<ContractTransport> IPV6 = ipv6Loopback() == null ? List.of() : List.of(
+    static final List<ContractTransport> IPV6 = ipv6Loopback() == null ? List.of() : selected(Stream.of(
         new JdkTcpTransport(JdkTcpTransport.NAME + "-ipv6", ipv6Loopback()),
-        new RdmaShmTransport(RdmaShmTransport.NAME + "-ipv6", ipv6Loopback()));
+        new RdmaTransport(RdmaTransport.SHM + "-ipv6", "shm", ipv6Loopback())));
+
+    /**
+     * System property with a comma-separated list of transport names to run (all when unset), e.g.
+     * {@code rdma-native} in the soft-RoCE guest.
+     */
+    static final String TRANSPORTS_PROP_NAME = "rdmachannel.contract.transports";
+
+    /**
+     * System property with the address the native transport's listeners bind to: an address of the RDMA device's
+     * interface (rxe0's in the soft-RoCE guest).
+     */
+    static final String NATIVE_ADDRESS_PROP_NAME = "rdmachannel.contract.native.address";
+
+    /**
+     * The native transport when an RDMA device is usable here (the soft-RoCE guest), else nothing.
+     */
+    private static ContractTransport nativeTransport() {
+        if (!RdmaProviders.byName("native").isAvailable()) {
+            return null;
+        }
+        try {
+            return new RdmaTransport(RdmaTransport.NATIVE, "native",
+                InetAddress.getByName(System.getProperty(NATIVE_ADDRESS_PROP_NAME, "192.0.2.1")));
+        } catch (final UnknownHostException ex) {
+            throw new IllegalStateException("bad " + NATIVE_ADDRESS_PROP_NAME, ex);
+        }
+    }
+
+    private static List<ContractTransport> selected(final Stream<ContractTransport> transports) {
+        final String wanted = System.getProperty(TRANSPORTS_PROP_NAME, "");
+        final List<String> names = wanted.isBlank() ? List.of() : List.of(wanted.split(","));
+        return transports.filter(Objects::nonNull)
+            .filter(transport -> names.isEmpty() || names.contains(transport.name()))
+            .toList();
+    }
 
     private ContractTransports() {
     }
