@@ -83,16 +83,28 @@ final class BenchClient implements AutoCloseable {
     }
 
     /**
-     * Write {@code messages} messages of {@code size} bytes, then read the server's acknowledgement of the total.
+     * Write {@code warmUp} messages of {@code size} bytes and wait for the server's acknowledgement, then write
+     * {@code count} more and wait for the acknowledgement of those.
      *
-     * @return the nanoseconds from the first write to the acknowledgement.
+     * @return the nanoseconds from the first timed write to the second acknowledgement.
      */
-    long stream(final int size, final long count) throws IOException {
+    long stream(final int size, final long warmUp, final long count) throws IOException {
         final ByteBuffer buffer = ByteBuffer.allocateDirect(size);
         fill(buffer);
         final ByteBuffer ack = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        if (warmUp > 0) {
+            write(buffer, warmUp, 0, warmUp + count);
+            awaitAck(ack, warmUp * size);
+        }
         final long start = System.nanoTime();
-        long lastProgress = start;
+        write(buffer, count, warmUp, warmUp + count);
+        awaitAck(ack, count * size);
+        return System.nanoTime() - start;
+    }
+
+    private void write(final ByteBuffer buffer, final long count, final long done, final long total)
+        throws IOException {
+        long lastProgress = System.nanoTime();
         for (long i = 0; i < count; i++) {
             buffer.clear();
             messages.writeFully(buffer);
@@ -100,18 +112,20 @@ final class BenchClient implements AutoCloseable {
                 final long now = System.nanoTime();
                 if (now - lastProgress > PROGRESS_NANOS) {
                     lastProgress = now;
-                    progress.accept((double) i / count);
+                    progress.accept((double) (done + i) / total);
                 }
             }
         }
+    }
+
+    private void awaitAck(final ByteBuffer ack, final long bytes) throws IOException {
+        ack.clear();
         if (!messages.readFully(ack)) {
-            throw new IOException("end of stream instead of the acknowledgement");
+            throw new IOException("end of stream instead of the acknowledgement of " + bytes + " bytes");
         }
-        final long elapsed = System.nanoTime() - start;
-        if (ack.getLong(0) != count * size) {
-            throw new IOException("the server acknowledged " + ack.getLong(0) + " bytes, not " + count * size);
+        if (ack.getLong(0) != bytes) {
+            throw new IOException("the server acknowledged " + ack.getLong(0) + " bytes, not " + bytes);
         }
-        return elapsed;
     }
 
     private static void fill(final ByteBuffer buffer) {

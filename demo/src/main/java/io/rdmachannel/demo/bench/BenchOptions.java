@@ -15,7 +15,7 @@ import java.util.function.Function;
  * @param workloads      the tests, in the order given.
  * @param sizes          message sizes in bytes, in the order given.
  * @param iterations     timed round trips per latency measurement.
- * @param warmUp         untimed round trips before them.
+ * @param warmUp         untimed round trips, or bandwidth messages (at most as many as timed), before them.
  * @param bytes          bytes streamed per bandwidth measurement (rounded down to whole messages).
  * @param busyPollMicros {@code RDMA_BUSY_POLL} of the RDMA channels in busy-poll mode.
  * @param timeoutSeconds how long one measurement may take before it is reported as hung.
@@ -34,7 +34,8 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
           latency    ping-pong of SIZE-byte messages: the server reads each whole message, then writes it back;
                      p50, p99 and p99.9 of the round trips in microseconds, after the warm-up
           bandwidth  one-way stream of SIZE-byte writes, BYTES in all; the server acknowledges the total at the
-                     end; MB/s (10^6 bytes) and messages/s from the first write to the acknowledgement
+                     end; MB/s (10^6 bytes) and messages/s from the first write to the acknowledgement, after a
+                     warm-up stream of as many messages as --warmup (at most as many as timed), acknowledged too
 
         options:
           --transport LIST    rdma, tcp (JDK NIO, loopback), uds (JDK NIO, Unix-domain) (default rdma,tcp,uds)
@@ -44,7 +45,7 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
           --test LIST         latency, bandwidth (default latency,bandwidth)
           --sizes LIST        message sizes, 1 to 64m; suffixes k, m (x1024) (default 64,4k,64k)
           --iterations N      timed round trips per latency measurement, 1 to 100000000 (default 10000)
-          --warmup N          untimed round trips before them, 0 to 100000000 (default 10000)
+          --warmup N          untimed round trips or messages before them, 0 to 100000000 (default 10000)
           --bytes N           bytes per bandwidth measurement, 1 to 1t; suffixes k, m, g, t (default 64m)
           --busy-poll-us N    RDMA_BUSY_POLL of rdma in busy-poll mode, 1 to 10000000 (default 1000)
           --timeout SECONDS   report a measurement as hung after this long, 1 to 86400 (default 300)

@@ -120,22 +120,24 @@ final class BenchRun {
 
     private Callable<BenchResult> task(final String address, final Combination combination) {
         final int size = combination.size();
+        final boolean latency = combination.workload() == Workload.LATENCY;
+        final long messages = options.bandwidthMessages(size);
+        final long warmUpMessages = Math.min(options.warmUp(), messages);
         final SessionHeader header = new SessionHeader(combination.workload(), combination.mode(), size,
-            options.busyPollMicros(), combination.workload() == Workload.LATENCY
-            ? (long) options.warmUp() + options.iterations() : options.bandwidthMessages(size) * size);
+            options.busyPollMicros(), latency ? options.warmUp() : warmUpMessages * size,
+            latency ? options.iterations() : messages * size);
         return () -> {
             try (BenchClient client = BenchClient.connect(combination.transport(), address, header,
                 progress::update)) {
                 current.set(client);
                 final String transport = combination.transport().label();
                 final String mode = combination.mode().label();
-                if (combination.workload() == Workload.LATENCY) {
+                if (latency) {
                     return BenchResult.latency(transport, combination.provider(), mode, size,
                         client.pingPong(size, options.warmUp(), options.iterations()));
                 }
-                final long messages = options.bandwidthMessages(size);
                 return BenchResult.bandwidth(transport, combination.provider(), mode, size, messages,
-                    client.stream(size, messages));
+                    client.stream(size, warmUpMessages, messages));
             } finally {
                 current.set(null);
             }

@@ -134,10 +134,11 @@ final class BenchServer {
      */
     private static void echo(final MessageChannel messages, final SessionHeader header) throws IOException {
         final ByteBuffer buffer = ByteBuffer.allocateDirect(header.size());
-        for (long i = 0; i < header.count(); i++) {
+        final long total = header.warmUp() + header.count();
+        for (long i = 0; i < total; i++) {
             buffer.clear();
             if (!messages.readFully(buffer)) {
-                throw new EOFException("end of stream after " + i + " of " + header.count() + " messages");
+                throw new EOFException("end of stream after " + i + " of " + total + " messages");
             }
             buffer.flip();
             messages.writeFully(buffer);
@@ -145,25 +146,27 @@ final class BenchServer {
     }
 
     /**
-     * Bandwidth: read {@code count} bytes in whatever pieces they come, then acknowledge the total.
+     * Bandwidth: read the warm-up bytes in whatever pieces they come and acknowledge them, then the timed ones.
      */
     private static void sink(final MessageChannel messages, final SessionHeader header) throws IOException {
         final ByteBuffer buffer = ByteBuffer.allocateDirect(Math.max(header.size(), BANDWIDTH_READ_BUFFER));
-        long received = 0;
-        while (received < header.count()) {
-            buffer.clear();
-            if (header.count() - received < buffer.capacity()) {
-                buffer.limit((int) (header.count() - received));
-            }
-            final int read = messages.readSome(buffer);
-            if (read < 0) {
-                throw new EOFException("end of stream after " + received + " of " + header.count() + " bytes");
-            }
-            received += read;
-        }
         final ByteBuffer ack = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        ack.putLong(0, received);
-        messages.writeFully(ack);
+        for (final long bytes : new long[] {header.warmUp(), header.count()}) {
+            long received = 0;
+            while (received < bytes) {
+                buffer.clear();
+                if (bytes - received < buffer.capacity()) {
+                    buffer.limit((int) (bytes - received));
+                }
+                final int read = messages.readSome(buffer);
+                if (read < 0) {
+                    throw new EOFException("end of stream after " + received + " of " + bytes + " bytes");
+                }
+                received += read;
+            }
+            ack.clear().putLong(0, received);
+            messages.writeFully(ack);
+        }
     }
 
     private static void awaitEndOfStream(final MessageChannel messages) throws IOException {

@@ -18,29 +18,34 @@ import java.nio.ByteOrder;
  *  +---------------------------------------------------------------+
  *  |                       busy poll micros                        |
  *  +---------------------------------------------------------------+
- *  |          count: messages (latency) or bytes (bandwidth)       |
+ *  |        warm-up: messages (latency) or bytes (bandwidth)       |
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |   count: timed messages (latency) or bytes (bandwidth)        |
  *  |                                                               |
  *  +---------------------------------------------------------------+
  * </pre>
  *
- * Little-endian. {@code count} is every round trip, warm-up included, for latency; the total for bandwidth.
+ * Little-endian. Latency: {@code warmUp + count} round trips. Bandwidth: the server acknowledges {@code warmUp}
+ * bytes, then {@code count} more.
  *
  * @param workload       what to serve.
  * @param mode           how to wait for the channel.
  * @param size           message size in bytes.
  * @param busyPollMicros {@code RDMA_BUSY_POLL} for RDMA channels in busy-poll mode.
- * @param count          round trips or bytes.
+ * @param warmUp         untimed round trips or bytes.
+ * @param count          timed round trips or bytes.
  */
-record SessionHeader(Workload workload, Mode mode, int size, int busyPollMicros, long count) {
+record SessionHeader(Workload workload, Mode mode, int size, int busyPollMicros, long warmUp, long count) {
     static final int MAGIC = 0x52424e43;
-    static final int LENGTH = 24;
+    static final int LENGTH = 32;
 
     /**
      * Write this header into {@code buffer} from its position.
      */
     void encode(final ByteBuffer buffer) {
         buffer.order(ByteOrder.LITTLE_ENDIAN).putInt(MAGIC).putShort((short) workload.ordinal())
-            .putShort((short) mode.ordinal()).putInt(size).putInt(busyPollMicros).putLong(count);
+            .putShort((short) mode.ordinal()).putInt(size).putInt(busyPollMicros).putLong(warmUp).putLong(count);
     }
 
     /**
@@ -60,6 +65,6 @@ record SessionHeader(Workload workload, Mode mode, int size, int busyPollMicros,
             throw new IllegalArgumentException("bad session header: workload=" + workload + " mode=" + mode);
         }
         return new SessionHeader(Workload.values()[workload], Mode.values()[mode], buffer.getInt(), buffer.getInt(),
-            buffer.getLong());
+            buffer.getLong(), buffer.getLong());
     }
 }

@@ -11,7 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class SessionHeaderTest {
     @Test
     void shouldDecodeWhatItEncodes() {
-        final SessionHeader header = new SessionHeader(Workload.BANDWIDTH, Mode.BUSY_POLL, 65536, 1000, 1L << 38);
+        final SessionHeader header = new SessionHeader(Workload.BANDWIDTH, Mode.BUSY_POLL, 65536, 1000, 1L << 30,
+            1L << 38);
         final ByteBuffer buffer = ByteBuffer.allocate(SessionHeader.LENGTH);
 
         header.encode(buffer);
