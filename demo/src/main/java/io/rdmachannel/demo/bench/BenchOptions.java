@@ -44,7 +44,7 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
                               busy-poll: rdma blocking with RDMA_BUSY_POLL; tcp and uds a spinning non-blocking loop
           --test LIST         latency, bandwidth (default latency,bandwidth)
           --sizes LIST        message sizes, 1 to 64m; suffixes k, m (x1024) (default 64,4k,64k)
-          --iterations N      timed round trips per latency measurement, 1 to 100000000 (default 10000)
+          --iterations N      timed round trips per latency measurement, 1 to 10000000 (default 10000)
           --warmup N          untimed round trips or messages before them, 0 to 100000000 (default 10000)
           --bytes N           bytes per bandwidth measurement, 1 to 1t; suffixes k, m, g, t (default 64m)
           --busy-poll-us N    RDMA_BUSY_POLL of rdma in busy-poll mode, 1 to 10000000 (default 1000)
@@ -62,6 +62,10 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
     private static final String SIZE_SUFFIXES = "kmgt";
     private static final long MAX_SIZE = 64L << 20;
     private static final int MAX_COUNT = 100_000_000;
+    /**
+     * Every round trip is kept, 8 bytes each: 80 MB at most.
+     */
+    private static final int MAX_ITERATIONS = 10_000_000;
 
     /**
      * Parse the command line.
@@ -129,7 +133,7 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
                 case "--mode" -> modes = list(name, value, Mode::of);
                 case "--test" -> workloads = list(name, value, Workload::of);
                 case "--sizes" -> sizes = list(name, value, word -> (int) number(name, word, 1, MAX_SIZE, true));
-                case "--iterations" -> iterations = (int) number(name, value, 1, MAX_COUNT, false);
+                case "--iterations" -> iterations = (int) number(name, value, 1, MAX_ITERATIONS, false);
                 case "--warmup" -> warmUp = (int) number(name, value, 0, MAX_COUNT, false);
                 case "--bytes" -> bytes = number(name, value, 1, 1L << 40, true);
                 case "--busy-poll-us" -> busyPollMicros = (int) number(name, value, 1, 10_000_000, false);

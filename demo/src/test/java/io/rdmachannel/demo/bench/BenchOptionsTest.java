@@ -83,7 +83,9 @@ class BenchOptionsTest {
         assertMessage("--sizes must be between 1 and 67108864, not '0'", "--sizes", "0");
         assertMessage("--sizes must be between 1 and 67108864, not '65m'", "--sizes", "64,65m");
         assertMessage("--iterations takes a whole number, not '10k'", "--iterations", "10k");
-        assertMessage("--iterations must be between 1 and 100000000, not '-3'", "--iterations", "-3");
+        assertMessage("--iterations must be between 1 and 10000000, not '-3'", "--iterations", "-3");
+        assertMessage("--iterations must be between 1 and 10000000, not '10000001'", "--iterations", "10000001");
+        assertMessage("--warmup must be between 0 and 100000000, not '100000001'", "--warmup", "100000001");
         assertMessage("--bytes must be between 1 and 1099511627776, not '2t'", "--bytes", "2t");
         assertMessage("--json takes no value", "--json=yes");
         assertMessage("--plot takes the name of a .png file, not 'plot.svg'", "--plot", "plot.svg");
