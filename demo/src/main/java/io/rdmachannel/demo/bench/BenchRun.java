@@ -1,5 +1,6 @@
 package io.rdmachannel.demo.bench;
 
+import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
@@ -41,8 +42,10 @@ final class BenchRun {
     }
 
     int run() throws IOException {
-        final String provider = options.transports().contains(Transport.RDMA)
-            ? RdmaProviders.defaultProvider().name() : null;
+        final String provider = options.transports().contains(Transport.RDMA) ? rdmaProvider() : null;
+        if (options.transports().contains(Transport.RDMA) && provider == null) {
+            return 1;
+        }
         final int total = options.transports().size() * options.modes().size() * options.workloads().size()
             * options.sizes().size();
         progress = new ProgressLine(err, ProgressLine.isTerminal(), total);
@@ -78,6 +81,21 @@ final class BenchRun {
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * The name of the RDMA provider the channels will use, or null (said on stderr) when it cannot run here.
+     */
+    private String rdmaProvider() {
+        try {
+            final RdmaProvider provider = RdmaProviders.defaultProvider();
+            provider.ensureAvailability();
+            return provider.name();
+        } catch (final RuntimeException ex) {
+            err.println("rdmachannel bench: the rdma transport cannot run here: " + ex.getMessage()
+                + "; try --provider shm, or leave rdma out of --transport");
+            return null;
+        }
     }
 
     /**
