@@ -1,0 +1,211 @@
+package io.rdmachannel.demo.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+
+/**
+ * What {@code ./rdmachannel bench} was asked to measure, parsed from its command line.
+ *
+ * @param transports     the transports, in the order given.
+ * @param provider       the RDMA provider to name in {@code rdmachannel.provider}, or null for the default one.
+ * @param modes          the modes, in the order given.
+ * @param workloads      the tests, in the order given.
+ * @param sizes          message sizes in bytes, in the order given.
+ * @param iterations     timed round trips per latency measurement.
+ * @param warmUp         untimed round trips, or bandwidth messages (at most as many as timed), before them.
+ * @param bytes          bytes streamed per bandwidth measurement (rounded down to whole messages).
+ * @param busyPollMicros {@code RDMA_BUSY_POLL} of the RDMA channels in busy-poll mode.
+ * @param timeoutSeconds how long one measurement may take before it is reported as hung.
+ * @param json           print one JSON object per result instead of the table.
+ * @param plot           the PNG to draw, or null.
+ */
+record BenchOptions(List<Transport> transports, String provider, List<Mode> modes, List<Workload> workloads,
+    List<Integer> sizes, int iterations, int warmUp, long bytes, int busyPollMicros, int timeoutSeconds,
+    boolean json, Path plot) {
+
+    static final String USAGE = """
+        usage: ./rdmachannel bench [options]
+
+        Starts a benchmark server in a second JVM, then measures every combination of transport, mode, test and
+        message size from this JVM, one connection per measurement. Progress goes to stderr, results to stdout.
+          latency    ping-pong of SIZE-byte messages: the server reads each whole message, then writes it back;
+                     p50, p99 and p99.9 of the round trips in microseconds, after the warm-up
+          bandwidth  one-way stream of SIZE-byte writes, BYTES in all; the server acknowledges the total at the
+                     end; MB/s (10^6 bytes) and messages/s from the first write to the acknowledgement, after a
+                     warm-up stream of as many messages as --warmup (at most as many as timed), acknowledged too
+
+        options:
+          --transport LIST    rdma, tcp (JDK NIO, loopback), uds (JDK NIO, Unix-domain) (default rdma,tcp,uds)
+          --provider NAME     RDMA provider: shm or native (default: rdmachannel.provider, else native if usable)
+          --mode LIST         blocking, selector, busy-poll (default blocking,selector,busy-poll)
+                              busy-poll: rdma blocking with RDMA_BUSY_POLL; tcp and uds a spinning non-blocking loop
+          --test LIST         latency, bandwidth (default latency,bandwidth)
+          --sizes LIST        message sizes, 1 to 64m; suffixes k, m (x1024) (default 64,4k,64k)
+          --iterations N      timed round trips per latency measurement, 1 to 10000000 (default 10000)
+          --warmup N          untimed round trips or messages before them, 0 to 100000000 (default 10000)
+          --bytes N           bytes per bandwidth measurement, 1 to 1t; suffixes k, m, g, t (default 64m)
+          --busy-poll-us N    RDMA_BUSY_POLL of rdma in busy-poll mode, 1 to 10000000 (default 1000)
+          --timeout SECONDS   report a measurement as hung after this long, 1 to 86400 (default 300)
+          --json              print one JSON object per result (one per line) instead of the table
+          --plot FILE.png     draw p50 latency and bandwidth against message size into FILE.png
+          --help              show this text
+
+        Exit status: 0 when every measurement ran, 1 when one failed or hung, 2 on bad arguments.
+        """;
+
+    private static final List<String> VALUED = List.of("--transport", "--provider", "--mode", "--test", "--sizes",
+        "--iterations", "--warmup", "--bytes", "--busy-poll-us", "--timeout", "--plot");
+    private static final List<String> PROVIDERS = List.of("shm", "native");
+    private static final String SIZE_SUFFIXES = "kmgt";
+    private static final long MAX_SIZE = 64L << 20;
+    private static final int MAX_COUNT = 100_000_000;
+    /**
+     * Every round trip is kept, 8 bytes each: 80 MB at most.
+     */
+    private static final int MAX_ITERATIONS = 10_000_000;
+
+    /**
+     * Parse the command line.
+     *
+     * @return the options, or null when {@code --help} was asked for.
+     * @throws IllegalArgumentException with a message naming the bad argument.
+     */
+    static BenchOptions parse(final String... args) {
+        final Builder builder = new Builder();
+        for (int i = 0; i < args.length; i++) {
+            final String arg = args[i];
+            final int equals = arg.startsWith("--") ? arg.indexOf('=') : -1;
+            final String name = equals < 0 ? arg : arg.substring(0, equals);
+            if (name.equals("--help") || name.equals("-h")) {
+                return null;
+            }
+            if (name.equals("--json")) {
+                if (equals >= 0) {
+                    throw new IllegalArgumentException("--json takes no value");
+                }
+                builder.json = true;
+                continue;
+            }
+            if (!VALUED.contains(name)) {
+                throw new IllegalArgumentException("unknown argument '" + arg + "'");
+            }
+            final String value;
+            if (equals >= 0) {
+                value = arg.substring(equals + 1);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException(name + " needs a value");
+            }
+            builder.set(name, value);
+        }
+        return builder.build();
+    }
+
+    /**
+     * The number of messages a bandwidth measurement of {@code size}-byte messages writes.
+     */
+    long bandwidthMessages(final int size) {
+        return Math.max(1, bytes / size);
+    }
+
+    private static final class Builder {
+        private List<Transport> transports = List.of(Transport.values());
+        private String provider;
+        private List<Mode> modes = List.of(Mode.values());
+        private List<Workload> workloads = List.of(Workload.values());
+        private List<Integer> sizes = List.of(64, 4096, 65536);
+        private int iterations = 10_000;
+        private int warmUp = 10_000;
+        private long bytes = 64L << 20;
+        private int busyPollMicros = 1000;
+        private int timeoutSeconds = 300;
+        private boolean json;
+        private Path plot;
+
+        void set(final String name, final String value) {
+            switch (name) {
+                case "--transport" -> transports = list(name, value, Transport::of);
+                case "--provider" -> provider = provider(value);
+                case "--mode" -> modes = list(name, value, Mode::of);
+                case "--test" -> workloads = list(name, value, Workload::of);
+                case "--sizes" -> sizes = list(name, value, word -> (int) number(name, word, 1, MAX_SIZE, true));
+                case "--iterations" -> iterations = (int) number(name, value, 1, MAX_ITERATIONS, false);
+                case "--warmup" -> warmUp = (int) number(name, value, 0, MAX_COUNT, false);
+                case "--bytes" -> bytes = number(name, value, 1, 1L << 40, true);
+                case "--busy-poll-us" -> busyPollMicros = (int) number(name, value, 1, 10_000_000, false);
+                case "--timeout" -> timeoutSeconds = (int) number(name, value, 1, 86_400, false);
+                default -> plot = plot(value);
+            }
+        }
+
+        BenchOptions build() {
+            return new BenchOptions(transports, provider, modes, workloads, sizes, iterations, warmUp, bytes,
+                busyPollMicros, timeoutSeconds, json, plot);
+        }
+    }
+
+    private static String provider(final String value) {
+        if (!PROVIDERS.contains(value)) {
+            throw new IllegalArgumentException("--provider takes shm or native, not '" + value + "'");
+        }
+        return value;
+    }
+
+    private static Path plot(final String value) {
+        if (!value.toLowerCase(Locale.ROOT).endsWith(".png") || value.length() == ".png".length()) {
+            throw new IllegalArgumentException("--plot takes the name of a .png file, not '" + value + "'");
+        }
+        return Path.of(value);
+    }
+
+    /**
+     * A comma-separated list without empty entries or repeats, each parsed by {@code element}.
+     */
+    private static <T> List<T> list(final String name, final String value, final Function<String, T> element) {
+        final List<T> list = new ArrayList<>();
+        for (final String word : value.split(",", -1)) {
+            if (word.isBlank()) {
+                throw new IllegalArgumentException(name + " takes a comma-separated list without empty entries, not '"
+                    + value + "'");
+            }
+            final T parsed;
+            try {
+                parsed = element.apply(word.trim());
+            } catch (final IllegalArgumentException ex) {
+                throw new IllegalArgumentException(ex.getMessage().startsWith(name) ? ex.getMessage()
+                    : name + ": " + ex.getMessage());
+            }
+            if (list.contains(parsed)) {
+                throw new IllegalArgumentException(name + " names " + word.trim() + " twice");
+            }
+            list.add(parsed);
+        }
+        return List.copyOf(list);
+    }
+
+    /**
+     * A whole number from {@code min} to {@code max}; with {@code suffixes}, k, m, g or t multiply by powers of 1024.
+     */
+    static long number(final String name, final String value, final long min, final long max,
+        final boolean suffixes) {
+        final int suffix = value.isEmpty() || !suffixes ? -1
+            : SIZE_SUFFIXES.indexOf(Character.toLowerCase(value.charAt(value.length() - 1)));
+        final int shift = 10 * (suffix + 1);
+        final long parsed;
+        try {
+            parsed = Long.parseLong(suffix < 0 ? value : value.substring(0, value.length() - 1));
+        } catch (final NumberFormatException ex) {
+            throw new IllegalArgumentException(name + " takes a whole number" + (suffixes
+                ? " with an optional suffix k, m, g or t" : "") + ", not '" + value + "'");
+        }
+        if (parsed < 0 || parsed > max >> shift || parsed << shift < min) {
+            throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", not '" + value
+                + "'");
+        }
+        return parsed << shift;
+    }
+}

@@ -1,0 +1,56 @@
+package io.rdmachannel.demo.bench;
+
+import java.util.Arrays;
+
+/**
+ * One measurement. Fields that do not apply to its test are null: latency has no rates, bandwidth no percentiles.
+ *
+ * @param transport  rdma, tcp or uds.
+ * @param provider   the RDMA provider's name, null for tcp and uds.
+ * @param mode       blocking, selector or busy-poll.
+ * @param test       latency or bandwidth.
+ * @param size       message size in bytes.
+ * @param iterations timed round trips (latency) or messages written (bandwidth).
+ * @param p50Us      median round trip in microseconds.
+ * @param p99Us      99th percentile round trip in microseconds.
+ * @param p999Us     99.9th percentile round trip in microseconds.
+ * @param mbPerS     megabytes (10^6 bytes) per second.
+ * @param msgsPerS   messages per second.
+ */
+record BenchResult(String transport, String provider, String mode, String test, int size, long iterations,
+    Double p50Us, Double p99Us, Double p999Us, Double mbPerS, Double msgsPerS) {
+    private static final double NANOS_PER_MICRO = 1e3;
+    private static final double NANOS_PER_SECOND = 1e9;
+
+    /**
+     * A latency result from the round trips in nanoseconds, which this sorts.
+     */
+    static BenchResult latency(final String transport, final String provider, final String mode, final int size,
+        final long[] roundTripNanos) {
+        Arrays.sort(roundTripNanos);
+        return new BenchResult(transport, provider, mode, Workload.LATENCY.label(), size, roundTripNanos.length,
+            micros(roundTripNanos, Percentiles.P50), micros(roundTripNanos, Percentiles.P99),
+            micros(roundTripNanos, Percentiles.P999), null, null);
+    }
+
+    /**
+     * A bandwidth result: {@code messages} of {@code size} bytes in {@code nanos}.
+     */
+    static BenchResult bandwidth(final String transport, final String provider, final String mode, final int size,
+        final long messages, final long nanos) {
+        final double seconds = Math.max(1, nanos) / NANOS_PER_SECOND;
+        return new BenchResult(transport, provider, mode, Workload.BANDWIDTH.label(), size, messages, null, null,
+            null, messages * (double) size / 1e6 / seconds, messages / seconds);
+    }
+
+    /**
+     * The series this result belongs to in a plot: transport, provider and mode.
+     */
+    String series() {
+        return transport + (provider == null ? "" : "/" + provider) + " " + mode;
+    }
+
+    private static double micros(final long[] sorted, final int perMille) {
+        return Percentiles.valueAt(sorted, perMille) / NANOS_PER_MICRO;
+    }
+}

@@ -1,0 +1,196 @@
+package io.rdmachannel.demo.bench;
+
+import io.rdmachannel.channel.spi.RdmaProvider;
+import io.rdmachannel.channel.spi.RdmaProviders;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One run of the benchmark in the client JVM: start the server, measure every combination one after the other on a
+ * thread of its own (so that a hung one can be reported and left behind), then print and plot the results.
+ */
+final class BenchRun {
+    private static final String CLIENT_THREAD = "bench-client";
+
+    private final BenchOptions options;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final List<BenchResult> results = new ArrayList<>();
+    private final List<String> failures = new ArrayList<>();
+    private final AtomicReference<BenchClient> current = new AtomicReference<>();
+    private ExecutorService executor;
+    private ProgressLine progress;
+
+    BenchRun(final BenchOptions options, final PrintStream out, final PrintStream err) {
+        this.options = options;
+        this.out = out;
+        this.err = err;
+    }
+
+    int run() throws IOException {
+        final String provider = options.transports().contains(Transport.RDMA) ? rdmaProvider() : null;
+        if (options.transports().contains(Transport.RDMA) && provider == null) {
+            return 1;
+        }
+        final int total = options.transports().size() * options.modes().size() * options.workloads().size()
+            * options.sizes().size();
+        progress = new ProgressLine(err, ProgressLine.isTerminal(), total);
+        executor = newExecutor();
+        try (ServerProcess server = ServerProcess.start(options.transports())) {
+            err.println("bench: server " + server.readyLine() + "; client pid " + ProcessHandle.current().pid()
+                + (provider == null ? "" : ", provider " + provider) + "; " + total + " measurements");
+            int index = 0;
+            for (final Transport transport : options.transports()) {
+                for (final Mode mode : options.modes()) {
+                    for (final Workload workload : options.workloads()) {
+                        for (final int size : options.sizes()) {
+                            measure(++index, server, new Combination(transport, transport == Transport.RDMA
+                                ? provider : null, mode, workload, size));
+                        }
+                    }
+                }
+            }
+        } finally {
+            executor.shutdownNow();
+        }
+        if (!options.json()) {
+            out.print(ResultFormat.table(results));
+        }
+        out.flush();
+        if (options.plot() != null && !results.isEmpty()) {
+            BenchPlot.write(results, options.plot());
+            err.println("bench: plotted into " + options.plot());
+        }
+        if (!failures.isEmpty()) {
+            err.println("bench: " + failures.size() + " of " + total + " measurements FAILED:");
+            failures.forEach(failure -> err.println("bench:   " + failure));
+            return 1;
+        }
+        return 0;
+    }
+
+    /**
+     * The name of the RDMA provider the channels will use, or null (said on stderr) when it cannot run here.
+     */
+    private String rdmaProvider() {
+        try {
+            final RdmaProvider provider = RdmaProviders.defaultProvider();
+            provider.ensureAvailability();
+            return provider.name();
+        } catch (final RuntimeException ex) {
+            err.println("rdmachannel bench: the rdma transport cannot run here: " + ex.getMessage()
+                + "; try --provider shm, or leave rdma out of --transport");
+            return null;
+        }
+    }
+
+    /**
+     * What one measurement measures.
+     */
+    record Combination(Transport transport, String provider, Mode mode, Workload workload, int size) {
+        String describe() {
+            return transport.label() + (provider == null ? "" : "/" + provider) + " " + mode.label() + " "
+                + workload.label() + " " + ResultFormat.size(size);
+        }
+    }
+
+    private void measure(final int index, final ServerProcess server, final Combination combination) {
+        progress.begin(index, combination.describe());
+        final Future<BenchResult> future = executor.submit(task(server.address(combination.transport()),
+            combination));
+        try {
+            final BenchResult result = future.get(options.timeoutSeconds(), TimeUnit.SECONDS);
+            results.add(result);
+            progress.end(result.p50Us() != null
+                ? String.format(Locale.ROOT, "p50 %.1f us, p99 %.1f us", result.p50Us(), result.p99Us())
+                : String.format(Locale.ROOT, "%.1f MB/s, %.0f msgs/s", result.mbPerS(), result.msgsPerS()));
+            if (options.json()) {
+                out.println(ResultFormat.json(result));
+                out.flush();
+            }
+        } catch (final ExecutionException ex) {
+            progress.end("FAILED: " + ex.getCause());
+            ex.getCause().printStackTrace(err);
+            failures.add(combination.describe() + ": " + ex.getCause());
+        } catch (final TimeoutException ex) {
+            progress.end("HUNG: no result within " + options.timeoutSeconds() + " s");
+            reportHung(server, combination);
+            failures.add(combination.describe() + ": no result within " + options.timeoutSeconds() + " s");
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", ex);
+        }
+    }
+
+    private Callable<BenchResult> task(final String address, final Combination combination) {
+        final int size = combination.size();
+        final boolean latency = combination.workload() == Workload.LATENCY;
+        final long messages = options.bandwidthMessages(size);
+        final long warmUpMessages = Math.min(options.warmUp(), messages);
+        final SessionHeader header = new SessionHeader(combination.workload(), combination.mode(), size,
+            options.busyPollMicros(), latency ? options.warmUp() : warmUpMessages * size,
+            latency ? options.iterations() : messages * size);
+        return () -> {
+            try (BenchClient client = BenchClient.connect(combination.transport(), address, header,
+                progress::update)) {
+                current.set(client);
+                final String transport = combination.transport().label();
+                final String mode = combination.mode().label();
+                if (latency) {
+                    return BenchResult.latency(transport, combination.provider(), mode, size,
+                        client.pingPong(size, options.warmUp(), options.iterations()));
+                }
+                return BenchResult.bandwidth(transport, combination.provider(), mode, size, messages,
+                    client.stream(size, warmUpMessages, messages));
+            } finally {
+                current.set(null);
+            }
+        };
+    }
+
+    /**
+     * Dump the hung measurement's connection and both JVMs' threads to stderr, then close the connection and move
+     * on with a new client thread (the old one may stay stuck).
+     */
+    private void reportHung(final ServerProcess server, final Combination combination) {
+        final BenchClient client = current.get();
+        err.println("bench: HUNG: " + combination.describe() + "; client connection: "
+            + (client == null ? "not connected" : client.describe()));
+        for (final Map.Entry<Thread, StackTraceElement[]> thread : Thread.getAllStackTraces().entrySet()) {
+            if (thread.getKey().getName().startsWith(CLIENT_THREAD)
+                || thread.getKey().getName().startsWith("rdma")) {
+                err.println("\"" + thread.getKey().getName() + "\" " + thread.getKey().getState());
+                Arrays.stream(thread.getValue()).forEach(frame -> err.println("    at " + frame));
+            }
+        }
+        err.println("bench: the server's threads (pid " + server.pid() + "):");
+        server.dumpThreads();
+        if (client != null) {
+            try {
+                client.close();
+            } catch (final IOException ex) {
+                err.println("bench: closing the hung connection failed: " + ex);
+            }
+        }
+        executor.shutdownNow();
+        executor = newExecutor();
+    }
+
+    private static ExecutorService newExecutor() {
+        return Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name(CLIENT_THREAD).factory());
+    }
+}

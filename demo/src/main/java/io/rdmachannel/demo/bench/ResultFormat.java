@@ -1,0 +1,105 @@
+package io.rdmachannel.demo.bench;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Results as text: one JSON object per line, or a table for people.
+ */
+final class ResultFormat {
+    private static final String TABLE_ROW = "%-9s %-8s %-9s %-9s %7s %10s %10s %10s %10s %10s %12s%n";
+
+    private ResultFormat() {
+    }
+
+    /**
+     * One JSON object with the fields transport, provider, mode, test, size, iterations, p50_us, p99_us, p999_us,
+     * mb_per_s and msgs_per_s, in that order, null where they do not apply.
+     */
+    static String json(final BenchResult result) {
+        return "{\"transport\":" + string(result.transport())
+            + ",\"provider\":" + string(result.provider())
+            + ",\"mode\":" + string(result.mode())
+            + ",\"test\":" + string(result.test())
+            + ",\"size\":" + result.size()
+            + ",\"iterations\":" + result.iterations()
+            + ",\"p50_us\":" + number(result.p50Us(), 3)
+            + ",\"p99_us\":" + number(result.p99Us(), 3)
+            + ",\"p999_us\":" + number(result.p999Us(), 3)
+            + ",\"mb_per_s\":" + number(result.mbPerS(), 3)
+            + ",\"msgs_per_s\":" + number(result.msgsPerS(), 1)
+            + "}";
+    }
+
+    /**
+     * A table with a header line and one line per result.
+     */
+    static String table(final List<BenchResult> results) {
+        final StringBuilder table = new StringBuilder();
+        table.append(String.format(Locale.ROOT, TABLE_ROW, "transport", "provider", "mode", "test", "size",
+            "iterations", "p50 us", "p99 us", "p99.9 us", "MB/s", "msgs/s"));
+        for (final BenchResult result : results) {
+            table.append(String.format(Locale.ROOT, TABLE_ROW, result.transport(), orDash(result.provider()),
+                result.mode(), result.test(), size(result.size()), result.iterations(), cell(result.p50Us(), 1),
+                cell(result.p99Us(), 1), cell(result.p999Us(), 1), cell(result.mbPerS(), 1),
+                cell(result.msgsPerS(), 0)));
+        }
+        return table.toString();
+    }
+
+    /**
+     * A size in bytes with the largest exact suffix k or m (x1024): 64, 4k, 1m, 1500.
+     */
+    static String size(final long bytes) {
+        if (bytes != 0 && bytes % (1L << 20) == 0) {
+            return (bytes >> 20) + "m";
+        }
+        if (bytes != 0 && bytes % (1L << 10) == 0) {
+            return (bytes >> 10) + "k";
+        }
+        return Long.toString(bytes);
+    }
+
+    static String string(final String value) {
+        if (value == null) {
+            return "null";
+        }
+        final StringBuilder quoted = new StringBuilder(value.length() + 2).append('"');
+        for (int i = 0; i < value.length(); i++) {
+            final char c = value.charAt(i);
+            switch (c) {
+                case '"' -> quoted.append("\\\"");
+                case '\\' -> quoted.append("\\\\");
+                case '\n' -> quoted.append("\\n");
+                case '\r' -> quoted.append("\\r");
+                case '\t' -> quoted.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        quoted.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        quoted.append(c);
+                    }
+                }
+            }
+        }
+        return quoted.append('"').toString();
+    }
+
+    /**
+     * A JSON number with {@code decimals} places, or null (also for NaN and infinities, which JSON cannot hold).
+     */
+    static String number(final Double value, final int decimals) {
+        if (value == null || value.isNaN() || value.isInfinite()) {
+            return "null";
+        }
+        return String.format(Locale.ROOT, "%." + decimals + "f", value);
+    }
+
+    private static String cell(final Double value, final int decimals) {
+        return value == null ? "-" : String.format(Locale.ROOT, "%,." + decimals + "f", value);
+    }
+
+    private static String orDash(final String value) {
+        return value == null ? "-" : value;
+    }
+}

@@ -1,0 +1,133 @@
+package io.rdmachannel.demo.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The benchmark server in a second JVM, started the way {@code ./rdmachannel} started this one: the same
+ * {@code java} ({@code RDMACHANNEL_JAVA}), JVM flags ({@code RDMACHANNEL_JVM_FLAGS}), {@code rdmachannel.*}
+ * system properties and class path.
+ */
+final class ServerProcess implements AutoCloseable {
+    private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
+        "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED");
+
+    private final Process process;
+    private final Map<Transport, String> addresses;
+    private final String ready;
+
+    private ServerProcess(final Process process, final Map<Transport, String> addresses, final String ready) {
+        this.process = process;
+        this.addresses = addresses;
+        this.ready = ready;
+    }
+
+    /**
+     * Start the server on {@code transports} and wait for its addresses.
+     *
+     * @throws IOException when it exits or says something unexpected before it is ready.
+     */
+    static ServerProcess start(final List<Transport> transports) throws IOException {
+        final List<String> command = new ArrayList<>();
+        final String java = System.getenv("RDMACHANNEL_JAVA");
+        command.add(java != null && !java.isBlank() ? java : Path.of(System.getProperty("java.home"), "bin", "java")
+            .toString());
+        final String flags = System.getenv("RDMACHANNEL_JVM_FLAGS");
+        command.addAll(flags != null && !flags.isBlank() ? Arrays.asList(flags.trim().split("\\s+"))
+            : DEFAULT_JVM_FLAGS);
+        for (final String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith("rdmachannel.")) {
+                command.add("-D" + name + "=" + System.getProperty(name));
+            }
+        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchServer.class.getName(),
+            String.join(",", transports.stream().map(Transport::label).toList())));
+        final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            final BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                StandardCharsets.UTF_8));
+            final Map<Transport, String> addresses = new EnumMap<>(Transport.class);
+            String line;
+            while ((line = lines.readLine()) != null && !line.startsWith(BenchServer.READY)) {
+                final String[] words = line.split(" ", 3);
+                if (words.length != 3 || !words[0].equals(BenchServer.LISTEN)) {
+                    throw new IOException("the benchmark server said '" + line + "' instead of its addresses");
+                }
+                addresses.put(Transport.of(words[1]), words[2]);
+            }
+            if (line == null) {
+                throw new IOException("the benchmark server (pid " + process.pid() + ") ended before it was ready"
+                    + (process.waitFor(5, TimeUnit.SECONDS) ? ", exit status " + process.exitValue() : ""));
+            }
+            return new ServerProcess(process, addresses, line);
+        } catch (final IOException | RuntimeException ex) {
+            process.destroyForcibly();
+            throw ex;
+        } catch (final InterruptedException ex) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while starting the benchmark server", ex);
+        }
+    }
+
+    String address(final Transport transport) {
+        return addresses.get(transport);
+    }
+
+    /**
+     * The server's ready line: {@code ready pid N [provider NAME]}.
+     */
+    String readyLine() {
+        return ready;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /**
+     * Print the server's threads to this process's stderr with {@code jcmd PID Thread.print}.
+     */
+    void dumpThreads() {
+        final Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        try {
+            // To stderr: stdout holds the results.
+            final Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
+                .redirectErrorStream(true).start();
+            dump.getInputStream().transferTo(System.err);
+            if (!dump.waitFor(30, TimeUnit.SECONDS)) {
+                dump.destroyForcibly();
+            }
+        } catch (final IOException ex) {
+            System.err.println("bench: cannot dump the server's threads: " + ex);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Close the server's stdin, which stops it, and wait for it; kill it if it does not stop within 10 s.
+     */
+    @Override
+    public void close() throws IOException {
+        process.getOutputStream().close();
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                System.err.println("bench: the server (pid " + process.pid() + ") did not stop; killing it");
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (final InterruptedException ex) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package io.rdmachannel.demo.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class ResultFormatTest {
+    @Test
+    void shouldFormatALatencyResultAsJsonWithNullRates() {
+        final long[] nanos = {3_000, 1_000, 2_000, 4_000};
+
+        final BenchResult result = BenchResult.latency("rdma", "shm", "busy-poll", 64, nanos);
+
+        assertEquals("{\"transport\":\"rdma\",\"provider\":\"shm\",\"mode\":\"busy-poll\",\"test\":\"latency\","
+            + "\"size\":64,\"iterations\":4,\"p50_us\":2.000,\"p99_us\":4.000,\"p999_us\":4.000,"
+            + "\"mb_per_s\":null,\"msgs_per_s\":null}", ResultFormat.json(result));
+    }
+
+    @Test
+    void shouldFormatABandwidthResultAsJsonWithNullPercentiles() {
+        final BenchResult result = BenchResult.bandwidth("tcp", null, "selector", 65536, 1000, 500_000_000L);
+
+        assertEquals("{\"transport\":\"tcp\",\"provider\":null,\"mode\":\"selector\",\"test\":\"bandwidth\","
+            + "\"size\":65536,\"iterations\":1000,\"p50_us\":null,\"p99_us\":null,\"p999_us\":null,"
+            + "\"mb_per_s\":131.072,\"msgs_per_s\":2000.0}", ResultFormat.json(result));
+    }
+
+    @Test
+    void shouldEscapeStringsAndNullNonFiniteNumbers() {
+        assertEquals("\"a\\\"b\\\\c\\n\\u0001\"", ResultFormat.string("a\"b\\c\n\u0001"));
+        assertEquals("null", ResultFormat.string(null));
+        assertEquals("null", ResultFormat.number(Double.NaN, 3));
+        assertEquals("null", ResultFormat.number(Double.POSITIVE_INFINITY, 3));
+        assertEquals("null", ResultFormat.number(null, 3));
+        assertEquals("1234567.5", ResultFormat.number(1_234_567.5, 1));
+    }
+
+    @Test
+    void shouldPrintATableWithDashesWhereAFieldDoesNotApply() {
+        final List<BenchResult> results = List.of(
+            BenchResult.latency("uds", null, "blocking", 4096, new long[] {12_345}),
+            BenchResult.bandwidth("rdma", "shm", "blocking", 1 << 20, 64, 1_000_000_000L));
+
+        final String n = System.lineSeparator();
+        assertEquals(
+            "transport provider mode      test         size iterations     p50 us     p99 us   p99.9 us"
+                + "       MB/s       msgs/s" + n
+            + "uds       -        blocking  latency        4k          1       12.3       12.3       12.3"
+                + "          -            -" + n
+            + "rdma      shm      blocking  bandwidth      1m         64          -          -          -"
+                + "       67.1           64" + n,
+            ResultFormat.table(results));
+    }
+
+    @Test
+    void shouldShowSizesWithTheLargestExactSuffix() {
+        assertEquals("64", ResultFormat.size(64));
+        assertEquals("1500", ResultFormat.size(1500));
+        assertEquals("4k", ResultFormat.size(4096));
+        assertEquals("64k", ResultFormat.size(65536));
+        assertEquals("2m", ResultFormat.size(2 << 20));
+    }
+}
