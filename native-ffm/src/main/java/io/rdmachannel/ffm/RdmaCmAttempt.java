@@ -134,7 +134,12 @@ final class RdmaCmAttempt implements CmConnection {
             switch (event.type()) {
                 case RdmaCmConnectionManager.ADDR_RESOLVED -> {
                     retries = 0;
-                    RdmaCmCalls.resolveRoute(id, timeout());
+                    try {
+                        RdmaCmCalls.resolveRoute(id, timeout());
+                    } catch (final NativeCallException ex) {
+                        // e.g. ENODEV for an address no RDMA device serves, such as the loopback
+                        fail(noRoute("route resolution", ex.errno(), ex));
+                    }
                 }
                 case RdmaCmConnectionManager.ADDR_ERROR -> retryOrFail(event, true);
                 case RdmaCmConnectionManager.ROUTE_RESOLVED -> connect();

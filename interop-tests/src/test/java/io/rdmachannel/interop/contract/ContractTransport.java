@@ -60,6 +60,17 @@ public interface ContractTransport {
     boolean assignsClientPortAtBind();
 
     /**
+     * Whether a connect to the wildcard address reaches a local listener, as the JDK's channels do by connecting to
+     * the loopback. The native RDMA provider cannot: no RDMA device serves the loopback, so such a connect fails with
+     * {@link java.net.NoRouteToHostException}.
+     *
+     * @return true if a wildcard target reaches the loopback.
+     */
+    default boolean connectsWildcardViaLoopback() {
+        return true;
+    }
+
+    /**
      * The wildcard address of the loopback address's family: {@code 0.0.0.0} or {@code ::}.
      *
      * @return the wildcard address.

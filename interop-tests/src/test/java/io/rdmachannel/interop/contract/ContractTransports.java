@@ -145,11 +145,12 @@ final class ContractTransports {
      * A transport of another provider than {@code transport}'s, for tests that mix providers.
      *
      * @param transport the transport under test.
-     * @return the first transport in {@link #ALL} whose provider differs.
+     * @return the first transport in {@link #ALL} whose provider differs, else the JDK oracle (when
+     *     {@link #TRANSPORTS_PROP_NAME} selected RDMA transports only).
      */
     static ContractTransport foreignTo(final ContractTransport transport) {
         return ALL.stream().filter(other -> other.provider() != transport.provider()).findFirst()
-            .orElseThrow(() -> new IllegalStateException("no transport with another provider than " + transport));
+            .orElseGet(JdkTcpTransport::new);
     }
 
     static Named<ContractTransport> named(final ContractTransport transport) {

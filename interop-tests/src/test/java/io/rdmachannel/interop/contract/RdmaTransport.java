@@ -71,6 +71,14 @@ final class RdmaTransport implements ContractTransport {
         return false;
     }
 
+    /**
+     * The shm provider maps a wildcard target to the loopback as the JDK does; a real device has no loopback route.
+     */
+    @Override
+    public boolean connectsWildcardViaLoopback() {
+        return !"native".equals(providerName);
+    }
+
     @Override
     public String toString() {
         return name;
