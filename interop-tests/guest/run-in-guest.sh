@@ -123,6 +123,9 @@ printf '%s\n' "$results" >"$results/results-path"
         printf 'export PATH=%q:"$PATH"\n' "$java_home/bin"
     fi
     printf 'export RDMACHANNEL_GUEST=1 RDMACHANNEL_GUEST_RESULTS=%q\n' "$results"
+    # A JVM that crashes in the guest writes its error log where the host can read it (JVMs have aborted under
+    # emulation, Maven's own included).
+    printf 'export JAVA_TOOL_OPTIONS=%q\n' "-XX:ErrorFile=$results/hs_err_pid%p.log"
     for kv in "${envs[@]}"; do
         printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
     done
