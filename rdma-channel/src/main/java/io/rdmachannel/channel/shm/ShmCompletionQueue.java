@@ -184,6 +184,15 @@ final class ShmCompletionQueue implements CompletionQueue {
     }
 
     /**
+     * A peer of an attached queue pair is gone: disarm and signal even if the queue is not armed any more, because
+     * the dead peer may have disarmed it without delivering its wake-up.
+     */
+    void signalAfterPeerLoss() {
+        Atomics.setIntVolatile(armed, ARMED_OFFSET, NOT_ARMED);
+        signal();
+    }
+
+    /**
      * Deliver a signal to the readiness source (the queue was disarmed by whoever produced the completion).
      */
     void signal() {

@@ -810,7 +810,14 @@ final class ShmQueuePair implements QueuePair {
         } finally {
             sendLock.unlock();
         }
-        notifyCompletionQueues();
+        if (gone) {
+            // a peer that died may have disarmed our completion queue and not lived to send the wake-up: signal
+            // regardless; a spurious wake-up costs a poll, a lost one a waiter
+            sendCompletionQueue.signalAfterPeerLoss();
+            receiveCompletionQueue.signalAfterPeerLoss();
+        } else {
+            notifyCompletionQueues();
+        }
     }
 
     private boolean isCurrentPeer(final ShmLink via, final int peerNumber) {

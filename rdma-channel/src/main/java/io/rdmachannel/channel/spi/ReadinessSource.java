@@ -6,8 +6,10 @@ import java.io.IOException;
  * A waitable set of event sources, like an ibverbs completion channel multiplexed with epoll: armed completion
  * queues signal it, and a waiter learns which ones by their tokens. A selector or a poller thread waits here.
  *
- * <p>Each arming produces at most one signal. Signals are queued until taken, so a signal raised before a waiter
- * arrives is not lost. {@link #wakeup()} makes the current or next {@link #await} return without tokens.
+ * <p>Each arming produces a signal when a completion arrives; a queue may also be signalled without a new
+ * completion (for instance when the connection's peer is lost), so a woken waiter polls and may find nothing.
+ * Signals are queued until taken, so a signal raised before a waiter arrives is not lost. {@link #wakeup()} makes
+ * the current or next {@link #await} return without tokens.
  */
 public interface ReadinessSource extends AutoCloseable {
     /**
