@@ -129,6 +129,11 @@ final class RdmaCmAttempt implements CmConnection {
         return (int) Math.max(1, Math.min((long) BASE_TIMEOUT_MILLIS << retries, left));
     }
 
+    private static final int ENODEV = 19;
+    private static final int EADDRNOTAVAIL = 99;
+    private static final int ENETUNREACH = 101;
+    private static final int EHOSTUNREACH = 113;
+
     void onEvent(CmEvent event) {
         try {
             switch (event.type()) {
@@ -156,11 +161,30 @@ final class RdmaCmAttempt implements CmConnection {
                 }
                 default -> RdmaCmConnectionManager.LOG.log(System.Logger.Level.DEBUG, "ignoring {0}", event);
             }
+        } catch (NativeCallException e) {
+            fail(translate(e));
         } catch (IOException e) {
             fail(e);
         } catch (RuntimeException e) {
             fail(new IOException("connection setup failed: " + e, e));
         }
+    }
+
+    /**
+     * A librdmacm call failed while the attempt progressed: an address no RDMA device serves (such as the loopback)
+     * is no route to the host; anything else fails the connect, naming the call.
+     */
+    private IOException translate(NativeCallException failure) {
+        return switch (failure.errno()) {
+            case ENODEV, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL -> noRoute(failure.function(), failure.errno(),
+                failure);
+            default -> {
+                ConnectException refused = new ConnectException("Connection to " + target + " failed: "
+                    + failure.getMessage());
+                refused.initCause(failure);
+                yield refused;
+            }
+        };
     }
 
     private void retryOrFail(CmEvent event, boolean address) throws IOException {
