@@ -4,12 +4,8 @@ import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.RECV_WR_NUM_SGE;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.RECV_WR_SG_LIST;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.RECV_WR_SIZE;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.RECV_WR_WR_ID;
-import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_ADDR;
-import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_LENGTH;
-import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_LKEY;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_SIZE;
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
@@ -22,17 +18,16 @@ import java.lang.foreign.MemorySegment;
  */
 final class NativeReceiveWorkRequest implements ReceiveWorkRequest {
     private final Object owner;
-    private final int maxSge;
     private final MemorySegment memory;
+    private final SgeArray sges;
     private final MemorySegment wrPointer;
     private final MemorySegment badWrPointer;
-    private int sgeCount;
 
     NativeReceiveWorkRequest(Object owner, int maxSge, Arena arena) {
         this.owner = owner;
-        this.maxSge = maxSge;
         long badWr = RECV_WR_SIZE + SGE_SIZE * maxSge;
         this.memory = arena.allocate(badWr + ADDRESS.byteSize(), 8);
+        this.sges = new SgeArray(memory, RECV_WR_SIZE, RECV_WR_NUM_SGE, maxSge);
         this.wrPointer = MemorySegment.ofAddress(memory.address());
         this.badWrPointer = MemorySegment.ofAddress(memory.address() + badWr);
         reset();
@@ -54,7 +49,7 @@ final class NativeReceiveWorkRequest implements ReceiveWorkRequest {
     public ReceiveWorkRequest reset() {
         memory.fill((byte) 0);
         memory.set(JAVA_LONG, RECV_WR_SG_LIST, memory.address() + RECV_WR_SIZE);
-        sgeCount = 0;
+        sges.clear();
         return this;
     }
 
@@ -66,26 +61,13 @@ final class NativeReceiveWorkRequest implements ReceiveWorkRequest {
 
     @Override
     public ReceiveWorkRequest sgeCount(int count) {
-        if (count < 0 || count > maxSge) {
-            throw new IllegalArgumentException("sgeCount=" + count + " is outside [0, " + maxSge + "]");
-        }
-        sgeCount = count;
-        memory.set(JAVA_INT, RECV_WR_NUM_SGE, count);
+        sges.count(count);
         return this;
     }
 
     @Override
     public ReceiveWorkRequest sge(int index, long address, int length, int localKey) {
-        if (index < 0 || index >= maxSge) {
-            throw new IndexOutOfBoundsException("sge index " + index + " is outside [0, " + maxSge + ")");
-        }
-        long entry = RECV_WR_SIZE + index * SGE_SIZE;
-        memory.set(JAVA_LONG, entry + SGE_ADDR, address);
-        memory.set(JAVA_INT, entry + SGE_LENGTH, length);
-        memory.set(JAVA_INT, entry + SGE_LKEY, localKey);
-        if (index >= sgeCount) {
-            sgeCount(index + 1);
-        }
+        sges.set(index, address, length, localKey);
         return this;
     }
 
@@ -96,35 +78,35 @@ final class NativeReceiveWorkRequest implements ReceiveWorkRequest {
 
     @Override
     public int sgeCount() {
-        return sgeCount;
+        return sges.count();
     }
 
     @Override
     public int maxSge() {
-        return maxSge;
+        return sges.capacity();
     }
 
     @Override
     public long sgeAddress(int index) {
-        return memory.get(JAVA_LONG, RECV_WR_SIZE + index * SGE_SIZE + SGE_ADDR);
+        return sges.address(index);
     }
 
     @Override
     public int sgeLength(int index) {
-        return memory.get(JAVA_INT, RECV_WR_SIZE + index * SGE_SIZE + SGE_LENGTH);
+        return sges.length(index);
     }
 
     @Override
     public int sgeLocalKey(int index) {
-        return memory.get(JAVA_INT, RECV_WR_SIZE + index * SGE_SIZE + SGE_LKEY);
+        return sges.localKey(index);
     }
 
     /** Check the entries before a post: lengths are unsigned in C, so a negative one is refused here. */
     void checkEntries(int maxReceiveSge) {
-        if (sgeCount > maxReceiveSge) {
-            throw new IllegalArgumentException("sgeCount=" + sgeCount + " exceeds maxReceiveSge=" + maxReceiveSge);
+        if (sges.count() > maxReceiveSge) {
+            throw new IllegalArgumentException("sgeCount=" + sges.count() + " exceeds maxReceiveSge=" + maxReceiveSge);
         }
-        for (int i = 0; i < sgeCount; i++) {
+        for (int i = 0; i < sges.count(); i++) {
             if (sgeLength(i) < 0) {
                 throw new IllegalArgumentException("sge " + i + " has a negative length: length=" + sgeLength(i));
             }
@@ -133,6 +115,6 @@ final class NativeReceiveWorkRequest implements ReceiveWorkRequest {
 
     @Override
     public String toString() {
-        return "NativeReceiveWorkRequest{id=" + id() + ", sgeCount=" + sgeCount + '}';
+        return "NativeReceiveWorkRequest{id=" + id() + ", sgeCount=" + sges.count() + '}';
     }
 }

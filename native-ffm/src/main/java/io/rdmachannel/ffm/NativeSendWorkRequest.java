@@ -9,9 +9,6 @@ import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_SEND_FLAGS
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_SG_LIST;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_SIZE;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_WR_ID;
-import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_ADDR;
-import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_LENGTH;
-import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_LKEY;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_SIZE;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -33,20 +30,17 @@ final class NativeSendWorkRequest implements SendWorkRequest {
     private static final ValueLayout.OfInt BIG_ENDIAN_INT = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
 
     private final Object owner;
-    private final int maxSge;
     private final MemorySegment memory;
-    private final long sgeBase;
+    private final SgeArray sges;
     private final MemorySegment wrPointer;
     private final MemorySegment badWrPointer;
     private WorkRequestOpcode opcode;
-    private int sgeCount;
 
     NativeSendWorkRequest(Object owner, int maxSge, Arena arena) {
         this.owner = owner;
-        this.maxSge = maxSge;
-        this.sgeBase = SEND_WR_SIZE;
-        long badWr = sgeBase + SGE_SIZE * maxSge;
+        long badWr = SEND_WR_SIZE + SGE_SIZE * maxSge;
         this.memory = arena.allocate(badWr + ADDRESS.byteSize(), 8);
+        this.sges = new SgeArray(memory, SEND_WR_SIZE, SEND_WR_NUM_SGE, maxSge);
         this.wrPointer = MemorySegment.ofAddress(memory.address());
         this.badWrPointer = MemorySegment.ofAddress(memory.address() + badWr);
         reset();
@@ -67,9 +61,9 @@ final class NativeSendWorkRequest implements SendWorkRequest {
     @Override
     public SendWorkRequest reset() {
         memory.fill((byte) 0);
-        memory.set(JAVA_LONG, SEND_WR_SG_LIST, memory.address() + sgeBase);
+        memory.set(JAVA_LONG, SEND_WR_SG_LIST, memory.address() + SEND_WR_SIZE);
         opcode(WorkRequestOpcode.SEND);
-        sgeCount = 0;
+        sges.clear();
         return this;
     }
 
@@ -107,26 +101,13 @@ final class NativeSendWorkRequest implements SendWorkRequest {
 
     @Override
     public SendWorkRequest sgeCount(int count) {
-        if (count < 0 || count > maxSge) {
-            throw new IllegalArgumentException("sgeCount=" + count + " is outside [0, " + maxSge + "]");
-        }
-        sgeCount = count;
-        memory.set(JAVA_INT, SEND_WR_NUM_SGE, count);
+        sges.count(count);
         return this;
     }
 
     @Override
     public SendWorkRequest sge(int index, long address, int length, int localKey) {
-        if (index < 0 || index >= maxSge) {
-            throw new IndexOutOfBoundsException("sge index " + index + " is outside [0, " + maxSge + ")");
-        }
-        long entry = sgeBase + index * SGE_SIZE;
-        memory.set(JAVA_LONG, entry + SGE_ADDR, address);
-        memory.set(JAVA_INT, entry + SGE_LENGTH, length);
-        memory.set(JAVA_INT, entry + SGE_LKEY, localKey);
-        if (index >= sgeCount) {
-            sgeCount(index + 1);
-        }
+        sges.set(index, address, length, localKey);
         return this;
     }
 
@@ -162,33 +143,33 @@ final class NativeSendWorkRequest implements SendWorkRequest {
 
     @Override
     public int sgeCount() {
-        return sgeCount;
+        return sges.count();
     }
 
     @Override
     public int maxSge() {
-        return maxSge;
+        return sges.capacity();
     }
 
     @Override
     public long sgeAddress(int index) {
-        return memory.get(JAVA_LONG, sgeBase + index * SGE_SIZE + SGE_ADDR);
+        return sges.address(index);
     }
 
     @Override
     public int sgeLength(int index) {
-        return memory.get(JAVA_INT, sgeBase + index * SGE_SIZE + SGE_LENGTH);
+        return sges.length(index);
     }
 
     @Override
     public int sgeLocalKey(int index) {
-        return memory.get(JAVA_INT, sgeBase + index * SGE_SIZE + SGE_LKEY);
+        return sges.localKey(index);
     }
 
     @Override
     public String toString() {
         return "NativeSendWorkRequest{id=" + id() + ", opcode=" + opcode + ", flags=0x" + Integer.toHexString(flags())
-            + ", sgeCount=" + sgeCount + ", remote=0x" + Long.toHexString(remoteAddress()) + "/0x"
+            + ", sgeCount=" + sges.count() + ", remote=0x" + Long.toHexString(remoteAddress()) + "/0x"
             + Integer.toHexString(remoteKey()) + '}';
     }
 }
