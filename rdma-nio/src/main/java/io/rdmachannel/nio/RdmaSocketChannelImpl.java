@@ -730,7 +730,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     private boolean awaitReady(final StreamConnection stream, final int op, final long deadline)
         throws SocketTimeoutException {
         final long spin = busyPollNanos;
-        if (spin > 0 && (stream.spin(spin) & op) != 0) {
+        if (spin > 0 && (stream.spin(spin, op) & op) != 0) {
             return true;
         }
         final long seen = relay.generation();

@@ -161,11 +161,11 @@ final class FakeConnection implements StreamConnection {
     }
 
     @Override
-    public int spin(final long nanos) {
+    public int spin(final long nanos, final int interest) {
         spins.incrementAndGet();
         final long deadline = System.nanoTime() + nanos;
         int ops = readyOps();
-        while (ops == 0 && System.nanoTime() - deadline < 0) {
+        while ((ops & interest) == 0 && System.nanoTime() - deadline < 0) {
             Thread.onSpinWait();
             ops = readyOps();
         }

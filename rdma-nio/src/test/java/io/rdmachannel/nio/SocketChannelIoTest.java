@@ -314,6 +314,25 @@ class SocketChannelIoTest {
     }
 
     @Test
+    void shouldKeepBusyPollingAReadWhileOnlyWritable() throws Exception {
+        final SocketChannel[] pair = fixture.pair();
+        pair[1].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 30_000_000);
+        final FakeConnection accepted = fixture.transport.connections.get(1);
+        final int armsBefore = fixture.transport.arms.get();
+        final Running<Integer> reader = start(true, () -> pair[1].read(ByteBuffer.allocate(1)));
+        while (accepted.spins.get() == 0) {
+            Thread.onSpinWait();
+        }
+        Thread.sleep(50);
+
+        pair[0].write(ByteBuffer.wrap(new byte[] {1}));
+
+        assertEquals(1, reader.get());
+        assertEquals(1, accepted.spins.get(), "a writable connection ended the read's spin early");
+        assertEquals(armsBefore, fixture.transport.arms.get(), "the busy-polled read armed and parked");
+    }
+
+    @Test
     void shouldConnectBlockingOnAVirtualThreadAndBeWokenByClose() throws Exception {
         final RdmaSocketChannel channel = fixture.socket();
         fixture.transport.unanswered.add(7);

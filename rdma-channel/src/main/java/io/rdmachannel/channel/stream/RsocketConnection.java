@@ -379,12 +379,12 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     @Override
-    public int spin(final long nanos) {
+    public int spin(final long nanos, final int interest) {
         final long deadline = System.nanoTime() + nanos;
         int ops;
         do {
             ops = readyOps();
-            if (ops != 0) {
+            if ((ops & interest) != 0) {
                 return ops;
             }
             Thread.onSpinWait();

@@ -65,14 +65,15 @@ public interface StreamConnection extends AutoCloseable {
      */
     void arm();
 
-
     /**
-     * Wait for a completion by polling instead of parking, for up to the given time.
+     * Wait by polling instead of parking, for up to the given time, until one of the {@code interest} bits is ready.
+     * Runs on the caller's thread: no wake-up and no thread hop.
      *
      * @param nanos how long to spin.
+     * @param interest {@link StreamReadiness} bits to wait for.
      * @return {@link #readyOps()} at the end.
      */
-    int spin(long nanos);
+    int spin(long nanos, int interest);
 
     /**
      * End this side's output (a half-close); the peer reads end of stream after the bytes written so far.
