@@ -2,6 +2,7 @@ package io.rdmachannel.channel.shm;
 
 import io.rdmachannel.channel.spi.ReadinessSource;
 
+import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -18,8 +19,9 @@ final class ShmReadinessSource implements ReadinessSource {
     private int head;
     private int size;
     private boolean wakeupPending;
-    private boolean closed;
+    private volatile boolean closed;
     private int users;
+    private volatile ReadyHandler directHandler;
 
     ShmReadinessSource(final ShmDevice device) {
         this.device = device;
@@ -30,9 +32,16 @@ final class ShmReadinessSource implements ReadinessSource {
     }
 
     /**
-     * Queue a token and wake the waiter.
+     * Queue a token and wake the waiter, or hand it to the direct handler on this thread.
      */
     void signal(final long token) {
+        final ReadyHandler direct = directHandler;
+        if (direct != null) {
+            if (!closed) {
+                direct.onReady(token);
+            }
+            return;
+        }
         lock.lock();
         try {
             if (closed) {
@@ -55,12 +64,35 @@ final class ShmReadinessSource implements ReadinessSource {
     }
 
     @Override
+    public boolean dispatchDirectly(final ReadyHandler handler) {
+        lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("readiness source is closed");
+            }
+            directHandler = Objects.requireNonNull(handler, "handler");
+            // tokens queued before the switch are handed over now, so none is lost
+            for (int i = 0; i < size; i++) {
+                handler.onReady(tokens[(head + i) % tokens.length]);
+            }
+            head = 0;
+            size = 0;
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public int await(final long timeoutNanos, final ReadyHandler handler) {
         final int count;
         lock.lock();
         try {
             if (closed) {
                 throw new IllegalStateException("readiness source is closed");
+            }
+            if (directHandler != null) {
+                throw new IllegalStateException("readiness source dispatches directly; nothing waits on it");
             }
             long remaining = timeoutNanos;
             while (size == 0 && !wakeupPending && remaining != 0 && !closed) {

@@ -38,6 +38,23 @@ public interface ReadinessSource extends AutoCloseable {
     int await(long timeoutNanos, ReadyHandler handler) throws IOException;
 
     /**
+     * Ask the source to hand each signal to {@code handler} on the thread that raises it, instead of queueing it for
+     * {@link #await}. A provider whose signals are raised by Java code (the shared-memory provider) can do this, and
+     * then no thread has to wait here: the wake-up of a parked reader costs one thread hop less. A provider whose
+     * signals come from the kernel (a completion channel) cannot, and its waiter keeps calling {@link #await}.
+     *
+     * <p>The handler runs on whatever thread raises the signal, possibly while that thread holds locks of another
+     * connection, so it must not block and must not take a connection's lock.
+     *
+     * @param handler receives the tokens from now on.
+     * @return true if signals are dispatched directly from now on ({@link #await} must not be called any more);
+     *     false if this source cannot dispatch directly.
+     */
+    default boolean dispatchDirectly(final ReadyHandler handler) {
+        return false;
+    }
+
+    /**
      * Make the current {@link #await} return, or the next one if none is waiting. Safe from any thread; a no-op after
      * close.
      */

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * What the stream engine keeps per device: one protection domain for its connections, one readiness source their
  * completion queues signal, and a platform poller thread that waits on it and tells the connections. Blocked
  * application threads (platform or virtual) park in Java and are woken from here, so none of them ever blocks in a
- * native call.
+ * native call. A readiness source that can dispatch on the signalling thread (the shared-memory provider) needs no
+ * poller: the connections are told directly, one thread hop less for a parked reader.
  */
 final class DeviceContext implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceContext.class);
@@ -39,7 +40,8 @@ final class DeviceContext implements AutoCloseable {
             protectionDomain.close();
             throw ex;
         }
-        this.poller = Thread.ofPlatform().daemon().name("rdmachannel-poller-" + device.name()).start(this::run);
+        this.poller = readinessSource.dispatchDirectly(dispatch) ? null
+            : Thread.ofPlatform().daemon().name("rdmachannel-poller-" + device.name()).start(this::run);
     }
 
     RdmaDevice device() {
@@ -107,11 +109,13 @@ final class DeviceContext implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        readinessSource.wakeup();
-        try {
-            poller.join(5000);
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
+        if (poller != null) {
+            readinessSource.wakeup();
+            try {
+                poller.join(5000);
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
         }
         readinessSource.close();
         protectionDomain.close();

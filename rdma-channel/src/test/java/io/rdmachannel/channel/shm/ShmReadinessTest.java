@@ -100,6 +100,30 @@ class ShmReadinessTest {
     }
 
     @Test
+    void shouldDispatchDirectlyOnTheSignallingThreadWithoutLosingAQueuedToken() throws Exception {
+        // one device: the posting thread itself signals the peer's queue, so every step below is synchronous
+        final Pair pair = fixture.pair(new Config().readinessSources(true).sameDevice(true));
+        pair.b.postReceive(5, 0, 64);
+        pair.b.postReceive(6, 0, 64);
+        pair.b.cq.requestNotification();
+        pair.a.postSend(WorkRequestOpcode.SEND, 1, 0, 0, 8);
+        final List<Long> tokens = new CopyOnWriteArrayList<>();
+
+        // the token queued before the switch is handed over by the switch itself
+        assertTrue(pair.b.source.dispatchDirectly(tokens::add));
+        assertEquals(List.of(pair.b.cq.token()), tokens);
+        assertEquals(5, pair.b.awaitOne().id());
+
+        // a later signal runs the handler before the post that raised it returns
+        pair.b.cq.requestNotification();
+        pair.a.postSend(WorkRequestOpcode.SEND, 2, 0, 0, 8);
+        assertEquals(List.of(pair.b.cq.token(), pair.b.cq.token()), tokens);
+        assertEquals(6, pair.b.awaitOne().id());
+        assertEquals("readiness source dispatches directly; nothing waits on it", org.junit.jupiter.api.Assertions
+            .assertThrows(IllegalStateException.class, () -> pair.b.source.await(0, tokens::add)).getMessage());
+    }
+
+    @Test
     void shouldSignalTheSendQueueOfThePostingSide() throws Exception {
         final Pair pair = fixture.pair(new Config().readinessSources(true));
         pair.a.cq.requestNotification();
