@@ -29,6 +29,10 @@ final class RdmaSelectionKey extends AbstractSelectionKey {
     private final AtomicBoolean queued = new AtomicBoolean();
     private volatile int interestOps;
     private volatile int readyOps;
+    /** The next key on the selector's stack of offered keys; written before the push, read by the selection. */
+    RdmaSelectionKey nextQueued;
+    /** The selection round that last checked this key. Selection thread only. */
+    long checkedRound;
 
     RdmaSelectionKey(final SelectableChannel channel, final RdmaSelector selector) {
         this.channel = channel;

@@ -12,13 +12,12 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -40,16 +39,24 @@ final class RdmaSelector extends AbstractSelector {
 
     /** Held for a whole selection and while closing. */
     private final ReentrantLock selectLock = new ReentrantLock();
-    /** Keys that may have become ready; filled from any thread. */
-    private final ConcurrentLinkedQueue<RdmaSelectionKey> maybeReady = new ConcurrentLinkedQueue<>();
+    /**
+     * Keys that may have become ready, pushed from any thread: an intrusive stack through
+     * {@link RdmaSelectionKey#nextQueued}, taken whole by the selection, so queueing allocates nothing.
+     */
+    private final AtomicReference<RdmaSelectionKey> maybeReady = new AtomicReference<>();
     /** Keys found ready at the last selection: checked again at the next one. Selection thread only. */
-    private Set<RdmaSelectionKey> readyLastTime = new LinkedHashSet<>();
+    private final ArrayList<RdmaSelectionKey> readyLastTime = new ArrayList<>();
+    /** The keys one round of a selection checks. Selection thread only. */
+    private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
+    /** Numbers the rounds of the selections, so a key is checked at most once per round. */
+    private long round;
 
     private final ReentrantLock waitLock = new ReentrantLock();
     private final Condition woken = waitLock.newCondition();
     // Fields guarded by waitLock
     private boolean wakeupPending;
-    private boolean offered;
+    /** Whether the selection thread is (about to be) parked: only then does an offer take the wait lock. */
+    private volatile boolean waiting;
 
     RdmaSelector(final RdmaSelectorProvider provider) {
         super(provider);
@@ -155,7 +162,8 @@ final class RdmaSelector extends AbstractSelector {
             synchronized (cancelled) {
                 cancelled.clear();
             }
-            maybeReady.clear();
+            takeOffered();
+            candidates.clear();
             readyLastTime.clear();
         } finally {
             selectLock.unlock();
@@ -170,13 +178,35 @@ final class RdmaSelector extends AbstractSelector {
      * Queue a key for checking and wake a blocked selection. Called from engine threads: never blocks for long.
      */
     void offer(final RdmaSelectionKey key) {
-        maybeReady.add(key);
-        waitLock.lock();
-        try {
-            offered = true;
-            woken.signalAll();
-        } finally {
-            waitLock.unlock();
+        RdmaSelectionKey head;
+        do {
+            head = maybeReady.get();
+            key.nextQueued = head;
+        } while (!maybeReady.compareAndSet(head, key));
+        // the push above and the read of waiting below pair with the selection's write of waiting and its read of
+        // the stack in await: one of the two sides sees the other
+        if (waiting) {
+            waitLock.lock();
+            try {
+                woken.signalAll();
+            } finally {
+                waitLock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Take every offered key onto the candidates, clearing each key's queued mark after its link was read (a key
+     * may be offered again at once).
+     */
+    private void takeOffered() {
+        RdmaSelectionKey key = maybeReady.getAndSet(null);
+        while (key != null) {
+            final RdmaSelectionKey next = key.nextQueued;
+            key.nextQueued = null;
+            key.dequeued();
+            candidates.add(key);
+            key = next;
         }
     }
 
@@ -218,15 +248,20 @@ final class RdmaSelector extends AbstractSelector {
         processDeregisterQueue();
         int updated = 0;
         while (true) {
-            final List<RdmaSelectionKey> candidates = new ArrayList<>(readyLastTime);
-            readyLastTime = new LinkedHashSet<>();
-            RdmaSelectionKey queued;
-            while ((queued = maybeReady.poll()) != null) {
-                queued.dequeued();
-                candidates.add(queued);
+            round++;
+            candidates.clear();
+            for (int i = 0; i < readyLastTime.size(); i++) {
+                candidates.add(readyLastTime.get(i));
             }
+            readyLastTime.clear();
+            takeOffered();
             boolean anyReady = false;
-            for (final RdmaSelectionKey key : candidates) {
+            for (int i = 0; i < candidates.size(); i++) {
+                final RdmaSelectionKey key = candidates.get(i);
+                if (key.checkedRound == round) {
+                    continue;
+                }
+                key.checkedRound = round;
                 final int ready = check(key);
                 if (ready != 0) {
                     anyReady = true;
@@ -236,6 +271,7 @@ final class RdmaSelector extends AbstractSelector {
                     key.readyOps(0);
                 }
             }
+            candidates.clear();
             processDeregisterQueue();
             if (anyReady || timeout == 0 || !await(deadline)) {
                 return updated;
@@ -248,7 +284,7 @@ final class RdmaSelector extends AbstractSelector {
      * armed (a hung-up idle key costs nothing).
      */
     private int check(final RdmaSelectionKey key) {
-        if (!key.isValid() || readyLastTime.contains(key)) {
+        if (!key.isValid()) {
             return 0;
         }
         final int interest = key.rawInterestOps();
@@ -295,7 +331,8 @@ final class RdmaSelector extends AbstractSelector {
     private boolean await(final long deadline) {
         waitLock.lock();
         try {
-            while (!offered && !wakeupPending && isOpen() && !Thread.currentThread().isInterrupted()) {
+            waiting = true;
+            while (maybeReady.get() == null && !wakeupPending && isOpen() && !Thread.currentThread().isInterrupted()) {
                 if (deadline == 0) {
                     woken.await();
                 } else {
@@ -306,15 +343,12 @@ final class RdmaSelector extends AbstractSelector {
                     woken.awaitNanos(remaining);
                 }
             }
-            if (offered && !wakeupPending && isOpen() && !Thread.currentThread().isInterrupted()) {
-                offered = false;
-                return true;
-            }
-            return false;
+            return maybeReady.get() != null && !wakeupPending && isOpen() && !Thread.currentThread().isInterrupted();
         } catch (final InterruptedException ex) {
             Thread.currentThread().interrupt();
             return false;
         } finally {
+            waiting = false;
             waitLock.unlock();
         }
     }
