@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -53,11 +54,13 @@ final class BenchRun {
         try (ServerProcess server = ServerProcess.start(options.transports())) {
             err.println("bench: server " + server.readyLine() + "; client pid " + ProcessHandle.current().pid()
                 + (provider == null ? "" : ", provider " + provider) + "; " + total + " measurements");
+            // the transports of one mode, test and size are measured one right after the other, so the ratios
+            // between them see the same machine (load drifts over a long run)
             int index = 0;
-            for (final Transport transport : options.transports()) {
-                for (final Mode mode : options.modes()) {
-                    for (final Workload workload : options.workloads()) {
-                        for (final int size : options.sizes()) {
+            for (final Mode mode : options.modes()) {
+                for (final Workload workload : options.workloads()) {
+                    for (final int size : options.sizes()) {
+                        for (final Transport transport : options.transports()) {
                             measure(++index, server, new Combination(transport, transport == Transport.RDMA
                                 ? provider : null, mode, workload, size));
                         }
@@ -68,7 +71,10 @@ final class BenchRun {
             executor.shutdownNow();
         }
         if (!options.json()) {
-            out.print(ResultFormat.table(results));
+            final List<BenchResult> byTransport = new ArrayList<>(results);
+            byTransport.sort(Comparator.comparingInt(result -> Transport.of(result.transport()).ordinal()));
+            out.print(ResultFormat.table(byTransport));
+            out.print(ResultFormat.ratios(results));
         }
         out.flush();
         if (options.plot() != null && !results.isEmpty()) {

@@ -48,6 +48,48 @@ final class ResultFormat {
     }
 
     /**
+     * The RDMA results next to the TCP and UDS results of the same mode, test and size, measured right after each
+     * other: how many times lower the RDMA p50 round trip is, how many times higher its bandwidth. Empty when there
+     * is nothing to compare.
+     */
+    static String ratios(final List<BenchResult> results) {
+        final StringBuilder lines = new StringBuilder();
+        for (final BenchResult rdma : results) {
+            if (!Transport.RDMA.label().equals(rdma.transport())) {
+                continue;
+            }
+            final StringBuilder line = new StringBuilder();
+            for (final BenchResult other : results) {
+                if (other == rdma || Transport.RDMA.label().equals(other.transport())
+                    || !other.mode().equals(rdma.mode()) || !other.test().equals(rdma.test())
+                    || other.size() != rdma.size()) {
+                    continue;
+                }
+                if (rdma.p50Us() != null && other.p50Us() != null) {
+                    line.append(String.format(Locale.ROOT, ", %s %.1f us (%.1fx lower)", other.transport(),
+                        other.p50Us(), other.p50Us() / rdma.p50Us()));
+                } else if (rdma.mbPerS() != null && other.mbPerS() != null) {
+                    line.append(String.format(Locale.ROOT, ", %s %,.1f MB/s (%.2fx)", other.transport(),
+                        other.mbPerS(), rdma.mbPerS() / other.mbPerS()));
+                }
+            }
+            if (line.isEmpty()) {
+                continue;
+            }
+            if (lines.isEmpty()) {
+                lines.append(String.format(Locale.ROOT, "%nsame-run ratios (rdma against the others, same mode, test"
+                    + " and size):%n"));
+            }
+            lines.append(String.format(Locale.ROOT, "  %-9s %-9s %5s: rdma ", rdma.mode(), rdma.test(),
+                size(rdma.size())));
+            lines.append(rdma.p50Us() != null ? String.format(Locale.ROOT, "%.1f us", rdma.p50Us())
+                : String.format(Locale.ROOT, "%,.1f MB/s", rdma.mbPerS()));
+            lines.append(line).append(System.lineSeparator());
+        }
+        return lines.toString();
+    }
+
+    /**
      * A size in bytes with the largest exact suffix k or m (x1024): 64, 4k, 1m, 1500.
      */
     static String size(final long bytes) {

@@ -44,8 +44,8 @@ record SessionHeader(Workload workload, Mode mode, int size, int busyPollMicros,
      * Write this header into {@code buffer} from its position.
      */
     void encode(final ByteBuffer buffer) {
-        buffer.order(ByteOrder.LITTLE_ENDIAN).putInt(MAGIC).putShort((short) workload.ordinal())
-            .putShort((short) mode.ordinal()).putInt(size).putInt(busyPollMicros).putLong(warmUp).putLong(count);
+        buffer.order(ByteOrder.LITTLE_ENDIAN).putInt(MAGIC).putShort((short) workload.code())
+            .putShort((short) mode.code()).putInt(size).putInt(busyPollMicros).putLong(warmUp).putLong(count);
     }
 
     /**
@@ -61,10 +61,11 @@ record SessionHeader(Workload workload, Mode mode, int size, int busyPollMicros,
         }
         final int workload = buffer.getShort();
         final int mode = buffer.getShort();
-        if (workload < 0 || workload >= Workload.values().length || mode < 0 || mode >= Mode.values().length) {
-            throw new IllegalArgumentException("bad session header: workload=" + workload + " mode=" + mode);
+        try {
+            return new SessionHeader(Workload.ofCode(workload), Mode.ofCode(mode), buffer.getInt(), buffer.getInt(),
+                buffer.getLong(), buffer.getLong());
+        } catch (final IllegalArgumentException ex) {
+            throw new IllegalArgumentException("bad session header: workload=" + workload + " mode=" + mode, ex);
         }
-        return new SessionHeader(Workload.values()[workload], Mode.values()[mode], buffer.getInt(), buffer.getInt(),
-            buffer.getLong(), buffer.getLong());
     }
 }

@@ -7,16 +7,39 @@ enum Workload {
     /**
      * Ping-pong: the client writes a message, the server reads all of it and writes it back; each round trip timed.
      */
-    LATENCY("latency"),
+    LATENCY(1, "latency"),
     /**
      * One-way stream of messages from the client; the server acknowledges the total it read at the end.
      */
-    BANDWIDTH("bandwidth");
+    BANDWIDTH(2, "bandwidth");
 
+    private final int code;
     private final String label;
 
-    Workload(final String label) {
+    Workload(final int code, final String label) {
+        this.code = code;
         this.label = label;
+    }
+
+    /**
+     * The value in the session header; fixed, so reordering the constants cannot change the wire.
+     */
+    int code() {
+        return code;
+    }
+
+    /**
+     * The constant with this session-header code.
+     *
+     * @throws IllegalArgumentException for an unknown code.
+     */
+    static Workload ofCode(final int code) {
+        for (final Workload value : values()) {
+            if (value.code == code) {
+                return value;
+            }
+        }
+        throw new IllegalArgumentException("unknown workload code " + code);
     }
 
     String label() {

@@ -29,4 +29,24 @@ class SessionHeaderTest {
         assertEquals("not a benchmark session: magic=47455420", assertThrows(IllegalArgumentException.class,
             () -> SessionHeader.decode(buffer)).getMessage());
     }
+
+    @Test
+    void shouldPutFixedCodesOnTheWire() {
+        final ByteBuffer buffer = ByteBuffer.allocate(SessionHeader.LENGTH);
+
+        new SessionHeader(Workload.LATENCY, Mode.SELECTOR, 64, 1, 0, 1).encode(buffer);
+
+        assertEquals(1, buffer.getShort(4));
+        assertEquals(2, buffer.getShort(6));
+    }
+
+    @Test
+    void shouldRejectAnUnknownMode() {
+        final ByteBuffer buffer = ByteBuffer.allocate(SessionHeader.LENGTH);
+        new SessionHeader(Workload.LATENCY, Mode.BLOCKING, 64, 1, 0, 1).encode(buffer);
+        buffer.putShort(6, (short) 9).flip();
+
+        assertEquals("bad session header: workload=1 mode=9", assertThrows(IllegalArgumentException.class,
+            () -> SessionHeader.decode(buffer)).getMessage());
+    }
 }
