@@ -15,6 +15,13 @@ interface RdmaSelectableChannel {
     int translateReadyOps(int interestOps);
 
     /**
+     * How long a selector with this channel's key spins before it parks ({@code RDMA_BUSY_POLL}); 0 for none.
+     */
+    default long busyPollNanos() {
+        return 0;
+    }
+
+    /**
      * Arm the current endpoint so the relay is called when its readiness may change.
      */
     void armEndpoint();

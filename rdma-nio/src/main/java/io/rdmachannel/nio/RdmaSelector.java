@@ -9,6 +9,7 @@ import java.nio.channels.spi.AbstractSelectableChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.util.AbstractSet;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -30,6 +31,11 @@ import java.util.function.Consumer;
  * triggered, like epoll). A key found not ready is armed and then left alone until its endpoint reports, so idle
  * keys cost nothing. Waiting is on a {@link ReentrantLock} condition so a virtual thread unmounts; the selection
  * lock is a {@link ReentrantLock} too (not the selector's monitor, as in the JDK).
+ *
+ * <p>Busy polling: when a registered channel with interest has {@code RDMA_BUSY_POLL} set, a selection that finds
+ * nothing ready polls the registered keys on its own thread for up to the longest such time before it arms them
+ * and parks, so a message arriving meanwhile is seen without a wake-up, a thread hop, or a wake-up message the peer
+ * would have to send to an armed completion queue.
  */
 final class RdmaSelector extends AbstractSelector {
     private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
@@ -50,11 +56,14 @@ final class RdmaSelector extends AbstractSelector {
     private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
     /** Numbers the rounds of the selections, so a key is checked at most once per round. */
     private long round;
+    /** The registered keys, copied on registration and deregistration (rare), read by a spinning selection. */
+    private volatile RdmaSelectionKey[] registered = new RdmaSelectionKey[0];
+    private final Object registeredLock = new Object();
 
     private final ReentrantLock waitLock = new ReentrantLock();
     private final Condition woken = waitLock.newCondition();
-    // Fields guarded by waitLock
-    private boolean wakeupPending;
+    // Fields guarded by waitLock; wakeupPending is also read, without the lock, by a spinning selection
+    private volatile boolean wakeupPending;
     /** Whether the selection thread is (about to be) parked: only then does an offer take the wait lock. */
     private volatile boolean waiting;
 
@@ -141,6 +150,12 @@ final class RdmaSelector extends AbstractSelector {
             keys.remove(key);
             key.cancel();
             throw new ClosedSelectorException();
+        }
+        synchronized (registeredLock) {
+            final RdmaSelectionKey[] current = registered;
+            final RdmaSelectionKey[] larger = Arrays.copyOf(current, current.length + 1);
+            larger[current.length] = key;
+            registered = larger;
         }
         rdmaChannel.relay().addKey(key);
         key.interestOps(ops);
@@ -248,6 +263,9 @@ final class RdmaSelector extends AbstractSelector {
         processDeregisterQueue();
         int updated = 0;
         while (true) {
+            // with busy polling, keys found not ready stay unarmed while the selection spins: an armed completion
+            // queue would make the peer send a wake-up for every message
+            final long spin = timeout == 0 ? 0 : busyPollNanos();
             round++;
             candidates.clear();
             for (int i = 0; i < readyLastTime.size(); i++) {
@@ -262,7 +280,7 @@ final class RdmaSelector extends AbstractSelector {
                     continue;
                 }
                 key.checkedRound = round;
-                final int ready = check(key);
+                final int ready = check(key, spin == 0);
                 if (ready != 0) {
                     anyReady = true;
                     updated += update(key, ready, action);
@@ -273,17 +291,88 @@ final class RdmaSelector extends AbstractSelector {
             }
             candidates.clear();
             processDeregisterQueue();
-            if (anyReady || timeout == 0 || !await(deadline)) {
+            if (anyReady || timeout == 0) {
+                return updated;
+            }
+            if (spin > 0) {
+                final int found = spinThenArm(action, spin, deadline);
+                if (found >= 0) {
+                    return updated + found;
+                }
+                if (maybeReady.get() != null) {
+                    continue;
+                }
+            }
+            if (!await(deadline)) {
                 return updated;
             }
         }
     }
 
     /**
-     * Read a key's readiness; arm its endpoint if it is not ready. Keys without interest are neither read nor
-     * armed (a hung-up idle key costs nothing).
+     * The longest {@code RDMA_BUSY_POLL} among the channels with interest, or 0.
      */
-    private int check(final RdmaSelectionKey key) {
+    private long busyPollNanos() {
+        long longest = 0;
+        for (final RdmaSelectionKey key : registered) {
+            if (key.isValid() && key.rawInterestOps() != 0) {
+                longest = Math.max(longest, key.rdmaChannel().busyPollNanos());
+            }
+        }
+        return longest;
+    }
+
+    /**
+     * Poll every registered key with interest until one is ready, something is offered, a wakeup, an interrupt,
+     * the close, the deadline, or {@code spin} nanoseconds passed; then, if nothing was found, arm the keys that are
+     * not ready and look once more, as {@link #check} does.
+     *
+     * @return the number of keys updated, or -1 if none was found ready (the selection goes on: it looks at the
+     *     offered keys or parks).
+     */
+    private int spinThenArm(final Consumer<SelectionKey> action, final long spin, final long deadline) {
+        final long end = deadline == 0 ? System.nanoTime() + spin
+            : Math.min(deadline, System.nanoTime() + spin);
+        do {
+            if (maybeReady.get() != null) {
+                return -1;
+            }
+            if (wakeupPending || !isOpen() || Thread.currentThread().isInterrupted()) {
+                return 0;
+            }
+            final int found = pollRegistered(action, false);
+            if (found >= 0) {
+                return found;
+            }
+            Thread.onSpinWait();
+        } while (System.nanoTime() - end < 0);
+        return pollRegistered(action, true);
+    }
+
+    /**
+     * Read the readiness of every registered key with interest, arming those not ready if asked.
+     *
+     * @return the number of keys updated, or -1 if none was ready.
+     */
+    private int pollRegistered(final Consumer<SelectionKey> action, final boolean arm) {
+        int updated = -1;
+        for (final RdmaSelectionKey key : registered) {
+            if (!key.isValid() || key.rawInterestOps() == 0) {
+                continue;
+            }
+            final int ready = check(key, arm);
+            if (ready != 0) {
+                updated = Math.max(updated, 0) + update(key, ready, action);
+            }
+        }
+        return updated;
+    }
+
+    /**
+     * Read a key's readiness; arm its endpoint if it is not ready and {@code arm} is set. Keys without interest are
+     * neither read nor armed (a hung-up idle key costs nothing).
+     */
+    private int check(final RdmaSelectionKey key, final boolean arm) {
         if (!key.isValid()) {
             return 0;
         }
@@ -293,7 +382,7 @@ final class RdmaSelector extends AbstractSelector {
         }
         final RdmaSelectableChannel channel = key.rdmaChannel();
         int ready = channel.translateReadyOps(interest);
-        if (ready == 0) {
+        if (ready == 0 && arm) {
             channel.armEndpoint();
             ready = channel.translateReadyOps(interest);
         }
@@ -384,6 +473,18 @@ final class RdmaSelector extends AbstractSelector {
     }
 
     private void dropKey(final RdmaSelectionKey key) {
+        synchronized (registeredLock) {
+            final RdmaSelectionKey[] current = registered;
+            for (int i = 0; i < current.length; i++) {
+                if (current[i] == key) {
+                    final RdmaSelectionKey[] smaller = new RdmaSelectionKey[current.length - 1];
+                    System.arraycopy(current, 0, smaller, 0, i);
+                    System.arraycopy(current, i + 1, smaller, i, current.length - i - 1);
+                    registered = smaller;
+                    break;
+                }
+            }
+        }
         final RdmaSelectableChannel channel = key.rdmaChannel();
         channel.relay().removeKey(key);
         deregister(key);

@@ -845,6 +845,11 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     }
 
     @Override
+    public long busyPollNanos() {
+        return busyPollNanos;
+    }
+
+    @Override
     public void armEndpoint() {
         final int current = state;
         if (current == ST_CONNECTIONPENDING) {

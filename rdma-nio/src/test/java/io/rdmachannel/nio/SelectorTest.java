@@ -101,6 +101,51 @@ class SelectorTest {
     }
 
     @Test
+    void shouldBusyPollASelectionWithoutArming() throws Exception {
+        final SocketChannel[] pair = nonBlockingPair();
+        pair[1].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 30_000_000);
+        pair[1].register(selector, OP_READ);
+        final int armsBefore = fixture.transport.arms.get();
+        final FutureTask<Integer> selection = startVirtual(() -> selector.select(10_000));
+        Thread.sleep(50);
+
+        pair[0].write(ByteBuffer.wrap(new byte[] {1}));
+
+        assertEquals(1, selection.get(10, TimeUnit.SECONDS));
+        assertEquals(armsBefore, fixture.transport.arms.get(), "the spinning selection armed a key");
+        assertEquals(OP_READ, selector.selectedKeys().iterator().next().readyOps());
+    }
+
+    @Test
+    void shouldEndABusyPolledSelectionOnWakeup() throws Exception {
+        final SocketChannel[] pair = nonBlockingPair();
+        pair[1].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 30_000_000);
+        pair[1].register(selector, OP_READ);
+        final FutureTask<Integer> selection = startVirtual(() -> selector.select());
+        Thread.sleep(50);
+
+        selector.wakeup();
+
+        assertEquals(0, selection.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void shouldArmAndParkWhenTheBusyPollRunsOut() throws Exception {
+        final SocketChannel[] pair = nonBlockingPair();
+        pair[1].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 1000);
+        pair[1].register(selector, OP_READ);
+        final int armsBefore = fixture.transport.arms.get();
+        final FutureTask<Integer> selection = startVirtual(() -> selector.select(10_000));
+        while (fixture.transport.arms.get() == armsBefore) {
+            Thread.sleep(1);
+        }
+
+        pair[0].write(ByteBuffer.wrap(new byte[] {1}));
+
+        assertEquals(1, selection.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
     void shouldRefuseBadRegistrations() throws IOException {
         final RdmaSocketChannel channel = fixture.socket();
 
