@@ -66,8 +66,12 @@ final class ResultFormat {
                     continue;
                 }
                 if (rdma.p50Us() != null && other.p50Us() != null) {
-                    line.append(String.format(Locale.ROOT, ", %s %.1f us (%.1fx lower)", other.transport(),
-                        other.p50Us(), other.p50Us() / rdma.p50Us()));
+                    final double lower = other.p50Us() / rdma.p50Us();
+                    line.append(lower >= 1
+                        ? String.format(Locale.ROOT, ", %s %.1f us (%.1fx lower)", other.transport(), other.p50Us(),
+                            lower)
+                        : String.format(Locale.ROOT, ", %s %.1f us (%.1fx higher)", other.transport(),
+                            other.p50Us(), 1 / lower));
                 } else if (rdma.mbPerS() != null && other.mbPerS() != null) {
                     line.append(String.format(Locale.ROOT, ", %s %,.1f MB/s (%.2fx)", other.transport(),
                         other.mbPerS(), rdma.mbPerS() / other.mbPerS()));

@@ -60,12 +60,14 @@ class ResultFormatTest {
             BenchResult.latency("rdma", "shm", "busy-poll", 64, new long[] {1_000}),
             BenchResult.latency("tcp", null, "busy-poll", 64, new long[] {7_000}),
             BenchResult.latency("tcp", null, "blocking", 64, new long[] {50_000}),
+            BenchResult.latency("rdma", "shm", "blocking", 64, new long[] {100_000}),
             BenchResult.bandwidth("rdma", "shm", "busy-poll", 65536, 1000, 10_000_000L),
             BenchResult.bandwidth("uds", null, "busy-poll", 65536, 1000, 5_000_000L));
 
         final String n = System.lineSeparator();
         assertEquals(n + "same-run ratios (rdma against the others, same mode, test and size):" + n
             + "  busy-poll latency      64: rdma 1.0 us, tcp 7.0 us (7.0x lower)" + n
+            + "  blocking  latency      64: rdma 100.0 us, tcp 50.0 us (2.0x higher)" + n
             + "  busy-poll bandwidth   64k: rdma 6,553.6 MB/s, uds 13,107.2 MB/s (0.50x)" + n,
             ResultFormat.ratios(results));
         assertEquals("", ResultFormat.ratios(results.subList(1, 3)));
