@@ -21,9 +21,8 @@ final class ReadinessRelay implements ReadinessObserver {
     @Override
     public void onReadiness() {
         signal();
-        for (final RdmaSelectionKey key : keys) {
-            key.maybeReady();
-        }
+        // forEach walks the list's array: no iterator per call (this runs for every readiness event)
+        keys.forEach(RdmaSelectionKey::maybeReady);
     }
 
     /**

@@ -27,6 +27,7 @@ final class ReceiveQueue {
     static final long CLOSED = -2;
 
     private final MemorySegment segment;
+    private final String name;
     private final long base;
     private final int capacity;
     private final int maxSge;
@@ -37,9 +38,10 @@ final class ReceiveQueue {
     private int freeCount;
     private long tail;
 
-    private ReceiveQueue(final MemorySegment segment, final long base, final int capacity, final int maxSge,
-        final boolean owner) {
+    private ReceiveQueue(final MemorySegment segment, final String name, final long base, final int capacity,
+        final int maxSge, final boolean owner) {
         this.segment = segment;
+        this.name = name;
         this.base = base;
         this.capacity = capacity;
         this.maxSge = maxSge;
@@ -54,11 +56,14 @@ final class ReceiveQueue {
 
     /**
      * Format a region and return the owner's view.
+     *
+     * @param name what the queue is, for messages (built once: posting allocates nothing).
      */
-    static ReceiveQueue format(final MemorySegment segment, final long base, final int capacity, final int maxSge) {
+    static ReceiveQueue format(final MemorySegment segment, final String name, final long base, final int capacity,
+        final int maxSge) {
         segment.set(Atomics.INT, base + CAPACITY_OFFSET, capacity);
         segment.set(Atomics.INT, base + MAX_SGE_OFFSET, maxSge);
-        return new ReceiveQueue(segment, base, capacity, maxSge, true);
+        return new ReceiveQueue(segment, name, base, capacity, maxSge, true);
     }
 
     /**
@@ -75,7 +80,7 @@ final class ReceiveQueue {
             || base + ReceiveQueueDescriptor.regionLength(capacity, maxSge) > segment.byteSize()) {
             return null;
         }
-        return new ReceiveQueue(segment, base, capacity, maxSge, false);
+        return new ReceiveQueue(segment, "a peer's receive queue", base, capacity, maxSge, false);
     }
 
     static long regionLength(final int capacity, final int maxSge) {
@@ -109,11 +114,11 @@ final class ReceiveQueue {
      * @return true if a sender was waiting for a receive and should be woken.
      * @throws IllegalStateException if every slot is in use.
      */
-    boolean post(final ShmReceiveWorkRequest request, final String what) {
+    boolean post(final ShmReceiveWorkRequest request) {
         ownerLock.lock();
         try {
             if (freeCount == 0) {
-                throw new IllegalStateException(what + " is full: " + capacity
+                throw new IllegalStateException(name + " is full: " + capacity
                     + " receives are outstanding; poll their completions first");
             }
             final int slot = freeSlots[--freeCount];

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +33,8 @@ final class ShmAgent implements AutoCloseable {
     private final ServerSocketChannel server;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Set<ShmQueuePair> retrying = ConcurrentHashMap.newKeySet();
+    // made once: a method reference written in the loop would be a new object on every wake-up
+    private final Consumer<SelectionKey> selected = this::onSelected;
     private final Thread thread;
     private volatile boolean running = true;
 
@@ -126,9 +129,9 @@ final class ShmAgent implements AutoCloseable {
             while (running) {
                 final long timeoutMillis = retryTimeoutMillis();
                 if (timeoutMillis < 0) {
-                    selector.selectNow(this::onSelected);
+                    selector.selectNow(selected);
                 } else {
-                    selector.select(this::onSelected, timeoutMillis);
+                    selector.select(selected, timeoutMillis);
                 }
                 runTasks();
                 runRetries();

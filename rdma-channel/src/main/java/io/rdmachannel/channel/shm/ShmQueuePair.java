@@ -155,7 +155,8 @@ final class ShmQueuePair implements QueuePair {
             final long inboundBase = QueuePairBlockDescriptor.inboundOffset(rqCapacity, rqMaxSge);
             segment.set(Atomics.INT, inboundBase + InboundCompletionDescriptor.CAPACITY_OFFSET, inboundCapacity);
             final ReceiveQueue ownQueue = srq == null ? ReceiveQueue.format(segment,
-                QueuePairBlockDescriptor.receiveQueueOffset(), rqCapacity, rqMaxSge) : null;
+                "receive queue of queue pair " + number, QueuePairBlockDescriptor.receiveQueueOffset(), rqCapacity,
+                rqMaxSge) : null;
             Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.STATE_OFFSET, QueuePairState.RESET.code());
             Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.MAGIC_OFFSET, QueuePairBlockDescriptor.MAGIC);
             queuePair = new ShmQueuePair(domain, number, attributes, block, ownQueue, inboundBase, inboundCapacity);
@@ -386,7 +387,7 @@ final class ShmQueuePair implements QueuePair {
             throw new IllegalStateException("postReceive: queue pair " + number + " is in state RESET; receives "
                 + "need INIT or later");
         }
-        if (receiveQueue.post(receive, "receive queue of queue pair " + number)) {
+        if (receiveQueue.post(receive)) {
             final RemotePeer peer = remote;
             if (peer != null) {
                 sendToPeer(peer, ShmLink.RECV_POSTED, peer.queuePairNumber());

@@ -32,7 +32,7 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
         final SharedFile file = SharedFile.create(device.folder().resolve(fileName(id)),
             ReceiveQueue.regionLength(maxWorkRequests, maxSge));
         final ShmSharedReceiveQueue srq = new ShmSharedReceiveQueue(domain, id, file,
-            ReceiveQueue.format(file.segment(), 0, maxWorkRequests, maxSge));
+            ReceiveQueue.format(file.segment(), "shared receive queue " + id, 0, maxWorkRequests, maxSge));
         device.addSharedReceiveQueue(srq);
         return srq;
     }
@@ -63,7 +63,7 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
     public void postReceive(final ReceiveWorkRequest request) {
         ensureOpen();
         final ShmReceiveWorkRequest receive = ShmQueuePair.checkReceive(request, domain, queue.maxSge());
-        queue.post(receive, "shared receive queue " + id);
+        queue.post(receive);
     }
 
     @Override
