@@ -1,5 +1,7 @@
 package io.rdmachannel.demo.bench;
 
+import io.rdmachannel.channel.RegisteredBuffers;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -16,19 +18,22 @@ final class BenchClient implements AutoCloseable {
 
     private final MessageChannel messages;
     private final DoubleConsumer progress;
+    private final boolean registered;
 
-    private BenchClient(final MessageChannel messages, final DoubleConsumer progress) {
+    private BenchClient(final MessageChannel messages, final DoubleConsumer progress, final boolean registered) {
         this.messages = messages;
         this.progress = progress;
+        this.registered = registered;
     }
 
     /**
      * Connect to {@code address} over {@code transport}, announce the session and switch to its mode.
      *
      * @param progress told the share done, from 0 to 1, about once a second during long loops.
+     * @param registered write from a {@link RegisteredBuffers} buffer (rdma only).
      */
     static BenchClient connect(final Transport transport, final String address, final SessionHeader header,
-        final DoubleConsumer progress) throws IOException {
+        final DoubleConsumer progress, final boolean registered) throws IOException {
         final var channel = transport.connect(address);
         try {
             final ByteBuffer buffer = ByteBuffer.allocate(SessionHeader.LENGTH);
@@ -41,7 +46,8 @@ final class BenchClient implements AutoCloseable {
             channel.close();
             throw ex;
         }
-        return new BenchClient(MessageChannel.of(channel, header.mode(), header.busyPollMicros()), progress);
+        return new BenchClient(MessageChannel.of(channel, header.mode(), header.busyPollMicros()), progress,
+            registered && transport == Transport.RDMA);
     }
 
     /**
@@ -51,7 +57,16 @@ final class BenchClient implements AutoCloseable {
      * @return the timed round trips in nanoseconds, unsorted.
      */
     long[] pingPong(final int size, final int warmUp, final int iterations) throws IOException {
-        final ByteBuffer buffer = ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
+        final ByteBuffer buffer = allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            return pingPong(buffer, size, warmUp, iterations);
+        } finally {
+            free(buffer);
+        }
+    }
+
+    private long[] pingPong(final ByteBuffer buffer, final int size, final int warmUp, final int iterations)
+        throws IOException {
         fill(buffer);
         final long[] roundTrips = new long[iterations];
         final int total = warmUp + iterations;
@@ -89,17 +104,31 @@ final class BenchClient implements AutoCloseable {
      * @return the nanoseconds from the first timed write to the second acknowledgement.
      */
     long stream(final int size, final long warmUp, final long count) throws IOException {
-        final ByteBuffer buffer = ByteBuffer.allocateDirect(size);
-        fill(buffer);
-        final ByteBuffer ack = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        if (warmUp > 0) {
-            write(buffer, warmUp, 0, warmUp + count);
-            awaitAck(ack, warmUp * size);
+        final ByteBuffer buffer = allocate(size);
+        try {
+            fill(buffer);
+            final ByteBuffer ack = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            if (warmUp > 0) {
+                write(buffer, warmUp, 0, warmUp + count);
+                awaitAck(ack, warmUp * size);
+            }
+            final long start = System.nanoTime();
+            write(buffer, count, warmUp, warmUp + count);
+            awaitAck(ack, count * size);
+            return System.nanoTime() - start;
+        } finally {
+            free(buffer);
         }
-        final long start = System.nanoTime();
-        write(buffer, count, warmUp, warmUp + count);
-        awaitAck(ack, count * size);
-        return System.nanoTime() - start;
+    }
+
+    private ByteBuffer allocate(final int size) {
+        return registered ? RegisteredBuffers.allocate(size) : ByteBuffer.allocateDirect(size);
+    }
+
+    private void free(final ByteBuffer buffer) {
+        if (registered) {
+            RegisteredBuffers.release(buffer);
+        }
     }
 
     private void write(final ByteBuffer buffer, final long count, final long done, final long total)

@@ -21,10 +21,11 @@ import java.util.function.Function;
  * @param timeoutSeconds how long one measurement may take before it is reported as hung.
  * @param json           print one JSON object per result instead of the table.
  * @param plot           the PNG to draw, or null.
+ * @param registered     rdma clients write from {@code RegisteredBuffers} (sent without the copy into the ring).
  */
 record BenchOptions(List<Transport> transports, String provider, List<Mode> modes, List<Workload> workloads,
     List<Integer> sizes, int iterations, int warmUp, long bytes, int busyPollMicros, int timeoutSeconds,
-    boolean json, Path plot) {
+    boolean json, Path plot, boolean registered) {
 
     static final String USAGE = """
         usage: ./rdmachannel bench [options]
@@ -49,6 +50,8 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
           --bytes N           bytes per bandwidth measurement, 1 to 1t; suffixes k, m, g, t (default 64m)
           --busy-poll-us N    RDMA_BUSY_POLL of rdma in busy-poll mode, 1 to 10000000 (default 1000)
           --timeout SECONDS   report a measurement as hung after this long, 1 to 86400 (default 300)
+          --registered        rdma clients write from RegisteredBuffers: sent straight from the buffer, not copied
+                              into the send ring first (the provider shows as shm+registered or native+registered)
           --json              print one JSON object per result (one per line) instead of the table
           --plot FILE.png     draw p50 latency and bandwidth against message size into FILE.png
           --help              show this text
@@ -82,11 +85,15 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
             if (name.equals("--help") || name.equals("-h")) {
                 return null;
             }
-            if (name.equals("--json")) {
+            if (name.equals("--json") || name.equals("--registered")) {
                 if (equals >= 0) {
-                    throw new IllegalArgumentException("--json takes no value");
+                    throw new IllegalArgumentException(name + " takes no value");
                 }
-                builder.json = true;
+                if (name.equals("--json")) {
+                    builder.json = true;
+                } else {
+                    builder.registered = true;
+                }
                 continue;
             }
             if (!VALUED.contains(name)) {
@@ -124,6 +131,7 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
         private int busyPollMicros = 1000;
         private int timeoutSeconds = 300;
         private boolean json;
+        private boolean registered;
         private Path plot;
 
         void set(final String name, final String value) {
@@ -144,7 +152,7 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
 
         BenchOptions build() {
             return new BenchOptions(transports, provider, modes, workloads, sizes, iterations, warmUp, bytes,
-                busyPollMicros, timeoutSeconds, json, plot);
+                busyPollMicros, timeoutSeconds, json, plot, registered);
         }
     }
 

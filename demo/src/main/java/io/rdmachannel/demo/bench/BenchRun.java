@@ -62,7 +62,8 @@ final class BenchRun {
                     for (final int size : options.sizes()) {
                         for (final Transport transport : options.transports()) {
                             measure(++index, server, new Combination(transport, transport == Transport.RDMA
-                                ? provider : null, mode, workload, size));
+                                ? (options.registered() ? provider + "+registered" : provider) : null, mode,
+                                workload, size));
                         }
                     }
                 }
@@ -152,7 +153,7 @@ final class BenchRun {
             latency ? options.iterations() : messages * size);
         return () -> {
             try (BenchClient client = BenchClient.connect(combination.transport(), address, header,
-                progress::update)) {
+                progress::update, options.registered())) {
                 current.set(client);
                 final String transport = combination.transport().label();
                 final String mode = combination.mode().label();

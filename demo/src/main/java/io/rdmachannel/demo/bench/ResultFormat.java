@@ -7,7 +7,7 @@ import java.util.Locale;
  * Results as text: one JSON object per line, or a table for people.
  */
 final class ResultFormat {
-    private static final String TABLE_ROW = "%-9s %-8s %-9s %-9s %7s %10s %10s %10s %10s %10s %12s%n";
+    private static final String TABLE_ROW = "%-9s %-14s %-9s %-9s %7s %10s %10s %10s %10s %10s %12s%n";
 
     private ResultFormat() {
     }

@@ -1,5 +1,6 @@
 package io.rdmachannel.demo.jmh;
 
+import io.rdmachannel.channel.RegisteredBuffers;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.ReadinessObserver;
 import io.rdmachannel.channel.stream.StreamConnection;
@@ -47,6 +48,10 @@ public class StreamRingBenchmark {
     @Param({"64", "65536"})
     public int size;
 
+    /** Whether the source is a {@link RegisteredBuffers} buffer, sent without the copy into the send ring. */
+    @Param({"false", "true"})
+    public boolean registered;
+
     private StreamTransport transport;
     private StreamListener listener;
     private StreamConnection client;
@@ -61,7 +66,7 @@ public class StreamRingBenchmark {
      */
     @Setup(Level.Trial)
     public void open() throws IOException {
-        source = ByteBuffer.allocateDirect(size);
+        source = registered ? RegisteredBuffers.allocate(size) : ByteBuffer.allocateDirect(size);
         destination = ByteBuffer.allocateDirect(size);
         final ReadinessObserver ignored = () -> {
             // set-up polls; the data path never waits
@@ -120,6 +125,10 @@ public class StreamRingBenchmark {
         if (transport != null) {
             StreamTransports.close(transport);
             transport = null;
+        }
+        if (registered && source != null) {
+            RegisteredBuffers.release(source);
+            source = null;
         }
     }
 

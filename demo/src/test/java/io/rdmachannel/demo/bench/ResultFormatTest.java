@@ -45,11 +45,11 @@ class ResultFormatTest {
 
         final String n = System.lineSeparator();
         assertEquals(
-            "transport provider mode      test         size iterations     p50 us     p99 us   p99.9 us"
+            "transport provider       mode      test         size iterations     p50 us     p99 us   p99.9 us"
                 + "       MB/s       msgs/s" + n
-            + "uds       -        blocking  latency        4k          1       12.3       12.3       12.3"
+            + "uds       -              blocking  latency        4k          1       12.3       12.3       12.3"
                 + "          -            -" + n
-            + "rdma      shm      blocking  bandwidth      1m         64          -          -          -"
+            + "rdma      shm            blocking  bandwidth      1m         64          -          -          -"
                 + "       67.1           64" + n,
             ResultFormat.table(results));
     }

@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Bulk transfer with random write and read sizes (seeded; the seed is in the state dump), every byte checked
+ * Bulk transfer with random write and read sizes (also written from a registered buffer that is overwritten as
+ * soon as each write returns) (seeded; the seed is in the state dump), every byte checked
  * against the pattern and CRC32C compared on both sides. The size per case is
  * {@value ContractConfiguration#TRANSFER_BYTES_PROP_NAME} (default 1 GiB).
  */
@@ -40,6 +41,31 @@ class LargeTransferContractTest {
         assertEquals(total, sender.position(), "bytes sent");
         assertEquals(total, receiver.position(), "bytes received");
         assertEquals(sender.checksum(), receiver.checksum(), "CRC32C sent vs received");
+    }
+
+    @AcrossModes
+    void shouldTransferFromARegisteredBufferIntact(final ContractTransport transport, final IoMode mode,
+        final ConnectionState state) throws Exception {
+        final long seed = ContractConfiguration.seed();
+        final long total = ContractConfiguration.transferBytes() / 4;
+        state.put("seed", seed);
+        state.put("total", total);
+        final ConnectedPair pair = ConnectedPair.open(transport, state);
+        final PatternSender sender = new PatternSender(SizeSequence.random(seed, 1, MAX_WRITE, total))
+            .fromRegisteredBuffer();
+        try {
+            final PatternReceiver receiver = new PatternReceiver(SizeSequence.random(seed + 1, 1, MAX_READ), MAX_READ,
+                true);
+            final Endpoint client = new Endpoint("client", pair.client(), sender, null).watchedBy(state);
+            final Endpoint server = new Endpoint("server", pair.server(), null, receiver).watchedBy(state);
+
+            TransferDriver.run(transport, mode, List.of(client, server), TRANSFER_TIMEOUT, state);
+
+            assertEquals(total, receiver.position(), "bytes received");
+            assertEquals(sender.checksum(), receiver.checksum(), "CRC32C sent vs received");
+        } finally {
+            sender.release();
+        }
     }
 
     @AcrossModes

@@ -1,6 +1,8 @@
 package io.rdmachannel.interop.contract;
 
 import java.io.IOException;
+import io.rdmachannel.channel.RegisteredBuffers;
+
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.zip.CRC32C;
@@ -12,6 +14,8 @@ import java.util.zip.CRC32C;
 final class PatternSender {
 
     private final SizeSequence sizes;
+    /** Each chunk is copied here first when writing from a registered buffer, or null. */
+    private ByteBuffer registered;
     private final CRC32C checksum = new CRC32C();
     private volatile long position;
     private volatile long writes;
@@ -24,6 +28,27 @@ final class PatternSender {
 
     PatternSender(final SizeSequence sizes) {
         this.sizes = sizes;
+    }
+
+    /**
+     * Write every chunk from a {@link RegisteredBuffers} buffer (which RDMA channels send without copying), and
+     * overwrite the bytes a write took as soon as it returns: the peer must still receive the pattern.
+     *
+     * @return this sender.
+     */
+    PatternSender fromRegisteredBuffer() {
+        registered = RegisteredBuffers.allocate(Pattern.MAX_CHUNK);
+        return this;
+    }
+
+    /**
+     * Free the registered buffer, if any, once no write is in progress.
+     */
+    void release() {
+        if (registered != null) {
+            RegisteredBuffers.release(registered);
+            registered = null;
+        }
     }
 
     /**
@@ -43,6 +68,9 @@ final class PatternSender {
                 return -1;
             }
             chunk = Pattern.slice(position, size);
+            if (registered != null) {
+                chunk = registered.clear().put(chunk).flip().slice();
+            }
             if (size == 0) {
                 final int written = channel.write(chunk);
                 if (written != 0) {
@@ -71,7 +99,13 @@ final class PatternSender {
             partialWrites++;
         }
         synchronized (this) {
-            checksum.update(before.limit(before.position() + written));
+            checksum.update(before.duplicate().limit(before.position() + written));
+        }
+        if (registered != null) {
+            // the write returned: those bytes are the channel's now, so the buffer may be reused
+            for (int i = before.position(); i < before.position() + written; i++) {
+                before.put(i, (byte) 0x5A);
+            }
         }
         position += written;
         return written;

@@ -1,11 +1,14 @@
 package io.rdmachannel.channel.stream;
 
+import io.rdmachannel.channel.internal.BufferRegistry;
+import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.ReadinessSource;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.function.IntConsumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +33,9 @@ final class DeviceContext implements AutoCloseable {
     private int freeCount;
     private int nextToken;
     private volatile boolean closed;
+    /** Registrations of {@link BufferRegistry} allocations on this protection domain, by allocation id. */
+    private volatile MemoryRegion[] registeredBuffers = new MemoryRegion[0];
+    private final IntConsumer releaseListener = this::forgetRegisteredBuffer;
 
     DeviceContext(final RdmaDevice device) throws IOException {
         this.device = device;
@@ -42,6 +48,68 @@ final class DeviceContext implements AutoCloseable {
         }
         this.poller = readinessSource.dispatchDirectly(dispatch) ? null
             : Thread.ofPlatform().daemon().name("rdmachannel-poller-" + device.name()).start(this::run);
+        BufferRegistry.onRelease(releaseListener);
+    }
+
+    /**
+     * The registration on this device of the {@link io.rdmachannel.channel.RegisteredBuffers} allocation holding
+     * {@code [address, address + length)}, registering it the first time; null if the bytes are not in one, or the
+     * registration failed (the caller copies then). Allocates nothing once registered.
+     */
+    MemoryRegion registeredBuffer(final long address, final int length) {
+        final BufferRegistry.Allocation allocation = BufferRegistry.find(address, length);
+        if (allocation == null) {
+            return null;
+        }
+        final MemoryRegion[] current = registeredBuffers;
+        final int id = allocation.id();
+        if (id < current.length && current[id] != null && current[id].address() == allocation.address()) {
+            return current[id];
+        }
+        return registerBuffer(allocation);
+    }
+
+    private synchronized MemoryRegion registerBuffer(final BufferRegistry.Allocation allocation) {
+        MemoryRegion[] current = registeredBuffers;
+        final int id = allocation.id();
+        if (id < current.length && current[id] != null && current[id].address() == allocation.address()) {
+            return current[id];
+        }
+        if (closed || BufferRegistry.find(allocation.address(), allocation.length()) != allocation) {
+            return null;
+        }
+        final MemoryRegion region;
+        try {
+            // a send source needs only local access
+            region = protectionDomain.register(allocation.segment(), 0);
+        } catch (final IOException | RuntimeException ex) {
+            LOG.warn("registering a buffer of {} bytes with device {} failed; writes from it are copied",
+                allocation.length(), device.name(), ex);
+            return null;
+        }
+        if (id >= current.length) {
+            current = Arrays.copyOf(current, Math.max(id + 1, current.length * 2));
+        } else {
+            current = current.clone();
+        }
+        current[id] = region;
+        registeredBuffers = current;
+        return region;
+    }
+
+    /**
+     * An allocation is being released (the registry's lock is held, its memory not freed yet): close our
+     * registration of it.
+     */
+    private synchronized void forgetRegisteredBuffer(final int id) {
+        final MemoryRegion[] current = registeredBuffers;
+        if (id < current.length && current[id] != null) {
+            final MemoryRegion[] copy = current.clone();
+            final MemoryRegion region = copy[id];
+            copy[id] = null;
+            registeredBuffers = copy;
+            region.close();
+        }
     }
 
     RdmaDevice device() {
@@ -116,6 +184,15 @@ final class DeviceContext implements AutoCloseable {
             } catch (final InterruptedException ex) {
                 Thread.currentThread().interrupt();
             }
+        }
+        BufferRegistry.removeReleaseListener(releaseListener);
+        synchronized (this) {
+            for (final MemoryRegion region : registeredBuffers) {
+                if (region != null) {
+                    region.close();
+                }
+            }
+            registeredBuffers = new MemoryRegion[0];
         }
         readinessSource.close();
         protectionDomain.close();

@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -55,6 +56,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private static final int KIND_DATA = 1;
     private static final int KIND_DATA_INLINE = 2;
     private static final int KIND_CONTROL = 3;
+    private static final int KIND_DATA_ZERO_COPY = 4;
     private static final int PENDING_SHUTDOWN = 1;
     private static final int PENDING_DISCONNECT = 2;
 
@@ -115,6 +117,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private int sendSlots;
     private int sendBufferFree;
     private int sendBufferHead;
+    private int zeroCopyPending;
+    private long zeroCopyBytes;
     private int controlSlots;
     private int controlSequence;
     private int pendingControl;
@@ -425,6 +429,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 sendBufferFree += value;
             }
             case KIND_DATA_INLINE -> sendSlots++;
+            case KIND_DATA_ZERO_COPY -> {
+                sendSlots++;
+                zeroCopyPending--;
+            }
             case KIND_CONTROL -> {
                 controlSlots++;
                 if (value == ImmediateData.CTRL_DISCONNECT) {
@@ -746,7 +754,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             ensureWritable();
             pollCompletions();
             ensureWritable();
-            return (int) put(src);
+            final long count = put(src);
+            awaitZeroCopySent();
+            return (int) count;
         } finally {
             lock.unlock();
         }
@@ -767,6 +777,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                     break;
                 }
             }
+            awaitZeroCopySent();
             return total;
         } finally {
             lock.unlock();
@@ -792,17 +803,27 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     /**
-     * Post as much of {@code src} as credits, slots, ring space and the target region allow.
+     * Post as much of {@code src} as credits, slots, ring space and the target region allow. Bytes of a
+     * {@link io.rdmachannel.channel.RegisteredBuffers registered buffer} are sent straight from it (no ring space
+     * needed; the caller waits for those sends before it returns); other bytes are copied into the send ring, or
+     * posted inline when small.
      */
     private long put(final ByteBuffer src) {
         long total = 0;
         int transfer = startTransfer;
+        final MemoryRegion registered = src.isDirect() && src.remaining() > inlineSize
+            ? context.registeredBuffer(BufferUtil.address(src) + src.position(), src.remaining()) : null;
         while (src.hasRemaining() && canSend()) {
             int chunk = Math.min(Math.min(src.remaining(), transfer), targetLength[targetSge]);
             if (chunk <= inlineSize) {
                 final int stage = sendBufferSize;
                 sendView.put(stage, src, src.position(), chunk);
                 postData(chunk, SendFlags.INLINE, sendRegion.address() + stage, 0, 0, KIND_DATA_INLINE);
+            } else if (registered != null) {
+                postData(chunk, 0, BufferUtil.address(src) + src.position(), chunk, 0, KIND_DATA_ZERO_COPY,
+                    registered.localKey());
+                zeroCopyPending++;
+                zeroCopyBytes += chunk;
             } else {
                 if (sendBufferFree < Math.min(sendLowWater, sendBufferSize)) {
                     break;
@@ -824,8 +845,26 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         return total;
     }
 
+    /**
+     * Poll until every send posted straight from a registered buffer has completed, so the caller may reuse the
+     * buffer when the write returns. A send completes once the peer's adapter has the bytes (or the queue pair
+     * failed and flushed it); the peer's threads play no part, so this ends within the transfer time.
+     */
+    private void awaitZeroCopySent() {
+        while (zeroCopyPending > 0 && completionQueue != null) {
+            if (completionQueue.poll(completionHandler, 32) == 0) {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
     private void postData(final int length, final int flags, final long address, final int first,
         final int second, final int kind) {
+        postData(length, flags, address, first, second, kind, sendRegion.localKey());
+    }
+
+    private void postData(final int length, final int flags, final long address, final int first,
+        final int second, final int kind, final int localKey) {
         final int slot = targetSge;
         send.reset().id((long) kind << 32 | length)
             .opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
@@ -833,9 +872,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             .immediate(ImmediateData.data(length))
             .remote(targetAddress[slot], targetKey[slot]);
         if (kind == KIND_DATA_INLINE) {
-            send.sge(0, address, length, sendRegion.localKey());
+            send.sge(0, address, length, localKey);
         } else {
-            send.sge(0, address, first, sendRegion.localKey());
+            send.sge(0, address, first, localKey);
             if (second > 0) {
                 send.sge(1, sendRegion.address(), second, sendRegion.localKey());
             }
@@ -1024,6 +1063,18 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     // ----- information -----
 
+    /**
+     * Bytes sent straight from registered buffers, for tests and diagnostics.
+     */
+    long zeroCopyBytes() {
+        lock.lock();
+        try {
+            return zeroCopyBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     long keepAlivesSent() {
         lock.lock();
         try {
@@ -1050,7 +1101,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             return "RsocketConnection{phase=" + phase + ", local=" + localAddress + ", remote=" + remoteAddress
                 + ", qp=" + (queuePair == null ? "none" : queuePair.number() + "/" + queuePair.state())
                 + ", sendSequence=" + sendSequence + ", sendLimit=" + sendLimit + ", sendSlots=" + sendSlots
-                + ", sendBufferFree=" + sendBufferFree + ", targetSge=" + targetSge + ", targetLength="
+                + ", sendBufferFree=" + sendBufferFree + ", zeroCopyBytes=" + zeroCopyBytes + ", targetSge="
+                + targetSge + ", targetLength="
                 + targetLength[0] + "/" + targetLength[1] + ", controlSlots=" + controlSlots
                 + ", receiveSequence=" + receiveSequence + ", queuedMessages=" + messageCount
                 + ", receivedBytes=" + receivedBytes + ", advertisedBytes=" + advertisedBytes
