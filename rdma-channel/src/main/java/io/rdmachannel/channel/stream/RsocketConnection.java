@@ -73,6 +73,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 final class RsocketConnection implements StreamConnection, CmEndpoint {
     static final int MAX_INLINE_STAGE = StreamOptions.MAX_INLINE;
     static final long CLOSE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
+    static final long FIRST_MESSAGE_LOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private static final int KIND_DATA = 1;
     private static final int KIND_DATA_INLINE = 2;
@@ -434,11 +435,17 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     /**
-     * On the poller thread, once: poll the first message and grant. Never blocks the poller: if the lock is busy,
-     * its holder polls the message on its next call.
+     * On the poller thread, once: poll the first message and grant. The poller waits for the lock a short while at
+     * most (its holders never block while holding it; the CM thread may still be finishing {@link #established}); if
+     * it stays busy, its holder's next call polls the message.
      */
     private void takeFirstMessage() {
-        if (!lock.tryLock()) {
+        try {
+            if (!lock.tryLock(FIRST_MESSAGE_LOCK_NANOS, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
             return;
         }
         try {
