@@ -35,11 +35,14 @@ import org.junit.jupiter.params.provider.Arguments;
 final class ContractTransports {
 
     /**
-     * Every transport under test; the JDK oracle comes first.
+     * Every transport under test; the JDK oracle comes first. {@code rdma-shm-iwarp} runs the whole suite in the
+     * stream's message mode, on shm devices emulating iWARP; it has no IPv6 twin (the address family does not
+     * change how messages travel).
      */
     static final List<ContractTransport> ALL = selected(Stream.of(
         new JdkTcpTransport(),
         new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress()),
+        new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
         nativeTransport()));
 
     /**

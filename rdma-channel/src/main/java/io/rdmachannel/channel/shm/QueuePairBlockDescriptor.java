@@ -8,6 +8,7 @@ package io.rdmachannel.channel.shm;
  *    8 protection domain handle int   12 receive completion queue id int   16 shared receive queue id int (-1: own)
  *   20 min RNR timer code int   24 magic int   28 receive queue capacity int   32 receive max SGE int
  *   36 inbound capacity int   40 generation int (bumped by each RESET; a link introduced for an older one is refused)
+ *   44 transport int (ShmConfiguration.Transport code: 0 InfiniBand, 1 iWARP; both ends must agree)
  *  256 receive queue region (ReceiveQueueDescriptor), absent with a shared receive queue
  *   .. inbound completion ring (InboundCompletionDescriptor)
  * </pre>
@@ -27,6 +28,7 @@ final class QueuePairBlockDescriptor {
     static final int RQ_MAX_SGE_OFFSET = 32;
     static final int INBOUND_CAPACITY_OFFSET = 36;
     static final int GENERATION_OFFSET = 40;
+    static final int TRANSPORT_OFFSET = 44;
     static final int HEADER_LENGTH = 256;
 
     private QueuePairBlockDescriptor() {

@@ -94,6 +94,8 @@ final class RemotePeer implements AutoCloseable {
                     + " advertises impossible queue sizes: rqCapacity=" + rqCapacity + ", rqMaxSge=" + rqMaxSge
                     + ", inboundCapacity=" + inboundCapacity + ", srq=" + srqId);
             }
+            checkTransport(device, segment.get(Atomics.INT, QueuePairBlockDescriptor.TRANSPORT_OFFSET), number,
+                gidHex);
             final long inboundBase = QueuePairBlockDescriptor.inboundOffset(rqCapacity, rqMaxSge);
             if (inboundBase + InboundCompletionDescriptor.regionLength(inboundCapacity) > segment.byteSize()) {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex + " has a short block");
@@ -119,6 +121,21 @@ final class RemotePeer implements AutoCloseable {
             closeAll(block, srqFile, cqFile);
             device.release(node);
             throw ex;
+        }
+    }
+
+    /**
+     * A fabric has one transport: an InfiniBand queue pair cannot talk to an iWARP one.
+     */
+    private static void checkTransport(final ShmDevice device, final int code, final int number,
+        final String gidHex) throws IOException {
+        final ShmConfiguration.Transport local = device.configuration().transport();
+        if (code != local.code()) {
+            final ShmConfiguration.Transport remote = ShmConfiguration.Transport.fromCode(code);
+            throw new IOException("queue pair " + number + " on shm device " + gidHex + " uses the "
+                + (remote == null ? "unknown transport " + code : remote.propertyValue() + " transport")
+                + ", this device " + local.propertyValue() + ": both ends need the same "
+                + ShmConfiguration.TRANSPORT_PROP_NAME);
         }
     }
 

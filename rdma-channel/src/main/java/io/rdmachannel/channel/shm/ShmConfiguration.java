@@ -3,8 +3,9 @@ package io.rdmachannel.channel.shm;
 import static io.rdmachannel.channel.internal.Settings.intProperty;
 
 import java.nio.file.Files;
-import java.util.Properties;
 import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Properties;
 
 /**
  * Settings of the shared-memory provider: system property names and defaults, read when a device is opened.
@@ -48,6 +49,68 @@ public final class ShmConfiguration {
     /** Default for {@link #RNR_TIMER_PROP_NAME}. */
     public static final long RNR_TIMER_DEFAULT = 0;
 
+    /**
+     * The transport the device emulates: {@code ib} (InfiniBand/RoCE semantics, the default) or {@code iwarp}. An
+     * iWARP device offers no {@link io.rdmachannel.channel.spi.DeviceCapability#RDMA_WRITE_WITH_IMMEDIATE}: posting
+     * RDMA WRITE WITH IMMEDIATE or SEND WITH IMMEDIATE is refused, as siw and cxgb4 refuse it; and the passive side of
+     * a connection may execute no request before a receive completed on it (iWARP's "the active side sends first",
+     * enforced in MPA): a violation fails the connection. Both ends of a connection must use the same transport.
+     */
+    public static final String TRANSPORT_PROP_NAME = "rdmachannel.shm.transport";
+    /** Default for {@link #TRANSPORT_PROP_NAME}. */
+    public static final String TRANSPORT_DEFAULT = "ib";
+
+    /**
+     * The transport semantics a shm device emulates.
+     */
+    public enum Transport {
+        /** InfiniBand or RoCE: RDMA WRITE WITH IMMEDIATE, no ordering rule at connection start. */
+        INFINIBAND("ib", 0),
+        /** iWARP: no immediate data; the active side of a connection sends first. */
+        IWARP("iwarp", 1);
+
+        private final String propertyValue;
+        private final int code;
+
+        Transport(final String propertyValue, final int code) {
+            this.propertyValue = propertyValue;
+            this.code = code;
+        }
+
+        /**
+         * The value of {@link #TRANSPORT_PROP_NAME} that selects this transport.
+         *
+         * @return {@code ib} or {@code iwarp}.
+         */
+        public String propertyValue() {
+            return propertyValue;
+        }
+
+        /**
+         * The ibverbs code ({@code enum ibv_transport_type}): 0 for InfiniBand, 1 for iWARP.
+         *
+         * @return the code.
+         */
+        public int code() {
+            return code;
+        }
+
+        static Transport fromCode(final int code) {
+            return code == IWARP.code ? IWARP : code == INFINIBAND.code ? INFINIBAND : null;
+        }
+
+        static Transport fromProperty(final String value) {
+            final String wanted = value.trim().toLowerCase(Locale.ROOT);
+            for (final Transport transport : values()) {
+                if (transport.propertyValue.equals(wanted)) {
+                    return transport;
+                }
+            }
+            throw new IllegalArgumentException(TRANSPORT_PROP_NAME + " must be ib or iwarp: " + TRANSPORT_PROP_NAME
+                + "=" + value);
+        }
+    }
+
     private final Path directory;
     private final int maxQueuePairWorkRequests;
     private final int maxCompletionQueueEntries;
@@ -55,10 +118,11 @@ public final class ShmConfiguration {
     private final int maxInlineData;
     private final int maxMemoryRegions;
     private final long rnrTimerMicros;
+    private final Transport transport;
 
     private ShmConfiguration(final Path directory, final int maxQueuePairWorkRequests,
         final int maxCompletionQueueEntries, final int maxSge, final int maxInlineData, final int maxMemoryRegions,
-        final long rnrTimerMicros) {
+        final long rnrTimerMicros, final Transport transport) {
         this.directory = directory;
         this.maxQueuePairWorkRequests = maxQueuePairWorkRequests;
         this.maxCompletionQueueEntries = maxCompletionQueueEntries;
@@ -66,6 +130,7 @@ public final class ShmConfiguration {
         this.maxInlineData = maxInlineData;
         this.maxMemoryRegions = maxMemoryRegions;
         this.rnrTimerMicros = rnrTimerMicros;
+        this.transport = transport;
     }
 
     /**
@@ -75,9 +140,19 @@ public final class ShmConfiguration {
      * @throws IllegalArgumentException naming a property whose value is invalid.
      */
     public static ShmConfiguration fromSystemProperties() {
-        final Properties properties = System.getProperties();
+        return fromProperties(System.getProperties());
+    }
+
+    /**
+     * Read the settings from properties and validate them.
+     *
+     * @param properties the source, e.g. the system properties.
+     * @return the settings.
+     * @throws IllegalArgumentException naming a property whose value is invalid.
+     */
+    static ShmConfiguration fromProperties(final Properties properties) {
         return new ShmConfiguration(
-            Path.of(System.getProperty(DIRECTORY_PROP_NAME, DIRECTORY_DEFAULT)).toAbsolutePath(),
+            Path.of(properties.getProperty(DIRECTORY_PROP_NAME, DIRECTORY_DEFAULT)).toAbsolutePath(),
             intProperty(properties, MAX_QUEUE_PAIR_WORK_REQUESTS_PROP_NAME, MAX_QUEUE_PAIR_WORK_REQUESTS_DEFAULT, 1,
                 1 << 24),
             intProperty(properties, MAX_COMPLETION_QUEUE_ENTRIES_PROP_NAME, MAX_COMPLETION_QUEUE_ENTRIES_DEFAULT, 1,
@@ -85,7 +160,8 @@ public final class ShmConfiguration {
             intProperty(properties, MAX_SGE_PROP_NAME, MAX_SGE_DEFAULT, 1, 256),
             intProperty(properties, MAX_INLINE_DATA_PROP_NAME, MAX_INLINE_DATA_DEFAULT, 0, 1 << 16),
             intProperty(properties, MAX_MEMORY_REGIONS_PROP_NAME, MAX_MEMORY_REGIONS_DEFAULT, 1, 1 << 20),
-            intProperty(properties, RNR_TIMER_PROP_NAME, (int) RNR_TIMER_DEFAULT, 0, 10_000_000));
+            intProperty(properties, RNR_TIMER_PROP_NAME, (int) RNR_TIMER_DEFAULT, 0, 10_000_000),
+            Transport.fromProperty(properties.getProperty(TRANSPORT_PROP_NAME, TRANSPORT_DEFAULT)));
     }
 
     /**
@@ -151,6 +227,15 @@ public final class ShmConfiguration {
         return rnrTimerMicros;
     }
 
+    /**
+     * The transport the device emulates.
+     *
+     * @return InfiniBand or iWARP.
+     */
+    public Transport transport() {
+        return transport;
+    }
+
     private static String defaultDirectory() {
         final String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
         final Path devShm = Path.of("/dev/shm");
@@ -168,6 +253,7 @@ public final class ShmConfiguration {
             + ", maxInlineData=" + maxInlineData
             + ", maxMemoryRegions=" + maxMemoryRegions
             + ", rnrTimerMicros=" + rnrTimerMicros
+            + ", transport=" + transport.propertyValue()
             + '}';
     }
 }

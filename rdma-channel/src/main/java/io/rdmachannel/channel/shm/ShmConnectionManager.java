@@ -507,6 +507,10 @@ final class ShmConnectionManager implements ConnectionManager {
                 reject(RejectReason.NO_RESOURCES);
                 throw ex;
             }
+            if (queuePair instanceof ShmQueuePair accepted) {
+                // on iWARP the passive side may send nothing before the active side's first message
+                accepted.markPassive();
+            }
             bound = true;
             final ByteBuffer privateData;
             try {

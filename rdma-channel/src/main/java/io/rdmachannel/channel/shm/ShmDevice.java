@@ -74,7 +74,9 @@ final class ShmDevice implements RdmaDevice {
             1L << 40,
             1L << 30,
             4096,
-            EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE));
+            configuration.transport() == ShmConfiguration.Transport.IWARP
+                ? EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE)
+                : EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE));
         this.agent = new ShmAgent(this, folder.resolve(ShmAgent.SOCKET_FILE));
     }
 

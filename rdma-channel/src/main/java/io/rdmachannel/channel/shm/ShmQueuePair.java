@@ -21,6 +21,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * An RC queue pair of the shared-memory provider.
  *
@@ -31,10 +34,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * receive or the RNR delay passes. A violation never touches memory: it completes with an error at the requester,
  * moves both queue pairs to ERROR and flushes their outstanding work.
  *
+ * <p>On a device emulating iWARP ({@link ShmConfiguration#TRANSPORT_PROP_NAME}) the opcodes with immediate data are
+ * refused at post, as siw and cxgb4 refuse them ({@code EINVAL}), and a queue pair the connection manager accepted
+ * passively ({@link #markPassive()}) follows MPA's rule that the active side sends first: a request it executes before
+ * any receive completed on it (before the active side's first SEND or WRITE WITH IMMEDIATE arrived) breaks the rule.
+ * The initiator's RNIC would see an FPDU before its own first one and abort the stream; here the request completes
+ * with {@link CompletionStatus#REMOTE_OPERATION_ERROR} and both queue pairs move to ERROR. MPA itself counts any
+ * first FPDU of the initiator, a plain RDMA WRITE too; waiting for a receive is stricter, and what the stream engine
+ * does anyway.
+ *
  * <p>Locking: {@code sendLock} guards the send queue and every state change; the receive side is consumed under the
  * receive completion queue's poll lock; the link and the early-link fields under {@code linkLock}.
  */
 final class ShmQueuePair implements QueuePair {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmQueuePair.class);
     private static final int DONE = 0;
     private static final int RETRY = 1;
     private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
@@ -69,6 +82,9 @@ final class ShmQueuePair implements QueuePair {
     private int retryAttempts;
     private boolean errorHandled;
     private boolean retryScheduled;
+    private boolean awaitingInitiator;
+    private long initiatorBaseline;
+    private volatile boolean brokeSendFirstRule;
     private volatile long closedHead = NO_POSITION;
     private int retryCount = 7;
     private int rnrRetry = QueuePairAttributes.RNR_RETRY_INFINITE;
@@ -152,6 +168,8 @@ final class ShmQueuePair implements QueuePair {
             segment.set(Atomics.INT, QueuePairBlockDescriptor.RQ_MAX_SGE_OFFSET, rqMaxSge);
             segment.set(Atomics.INT, QueuePairBlockDescriptor.INBOUND_CAPACITY_OFFSET, inboundCapacity);
             segment.set(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET, 12);
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.TRANSPORT_OFFSET,
+                device.configuration().transport().code());
             final long inboundBase = QueuePairBlockDescriptor.inboundOffset(rqCapacity, rqMaxSge);
             segment.set(Atomics.INT, inboundBase + InboundCompletionDescriptor.CAPACITY_OFFSET, inboundCapacity);
             final ReceiveQueue ownQueue = srq == null ? ReceiveQueue.format(segment,
@@ -358,6 +376,8 @@ final class ShmQueuePair implements QueuePair {
             Atomics.setLongVolatile(blockSegment, inboundBase + InboundCompletionDescriptor.TAIL_OFFSET, position);
         }
         flushCursor = NO_POSITION;
+        awaitingInitiator = false;
+        brokeSendFirstRule = false;
         sendPosted = 0;
         sendExecuted = 0;
         sendRetired = 0;
@@ -463,6 +483,10 @@ final class ShmQueuePair implements QueuePair {
         if ((send.flags & ~SendFlags.ALL) != 0) {
             throw new IllegalArgumentException("unknown send flags: flags=0x" + Integer.toHexString(send.flags));
         }
+        if (send.opcode.hasImmediate() && device.configuration().transport() == ShmConfiguration.Transport.IWARP) {
+            throw new IllegalArgumentException(send.opcode + " is not supported on an iWARP device ("
+                + ShmConfiguration.TRANSPORT_PROP_NAME + "=iwarp): iWARP has no immediate data; queue pair " + number);
+        }
         long total = 0;
         for (int i = 0; i < send.sgeCount; i++) {
             if (send.sgeLengths[i] < 0) {
@@ -559,6 +583,9 @@ final class ShmQueuePair implements QueuePair {
             return retryLater(request, sequence, retryCount, timeoutNanos(timeout),
                 CompletionStatus.TRANSPORT_RETRY_EXCEEDED);
         }
+        if (awaitingInitiator && !heardFromInitiator()) {
+            return breakSendFirstRule(request, sequence, peer);
+        }
         final long length = request.totalLength();
         final boolean inline = (request.flags & SendFlags.INLINE) != 0;
         if (!inline && !checkLocal(request, request.opcode == WorkRequestOpcode.RDMA_READ)) {
@@ -569,6 +596,52 @@ final class ShmQueuePair implements QueuePair {
             case SEND, SEND_WITH_IMM -> executeSend(request, slotIndex, sequence, peer, length, inline);
             case RDMA_READ -> executeRead(request, sequence, peer, length);
         };
+    }
+
+    /**
+     * Whether a receive completed on this passive queue pair since it was accepted: the initiator's first SEND or
+     * WRITE WITH IMMEDIATE published its completion into the inbound ring.
+     */
+    private boolean heardFromInitiator() {
+        final long tail = Atomics.getLongVolatile(blockSegment, inboundBase + InboundCompletionDescriptor.TAIL_OFFSET);
+        if (tail != initiatorBaseline) {
+            awaitingInitiator = false;
+            return true;
+        }
+        return false;
+    }
+
+    private int breakSendFirstRule(final ShmSendWorkRequest request, final long sequence, final RemotePeer peer) {
+        brokeSendFirstRule = true;
+        LOG.debug("queue pair {} (passive) executed {} before the active side's first message arrived: iWARP's "
+            + "active-side-sends-first rule is broken, the connection fails", number, request.opcode);
+        return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
+    }
+
+    /**
+     * The connection manager accepted this queue pair's connection: on an iWARP device it may execute nothing before
+     * a receive completed on it. Called before the queue pair is connected.
+     */
+    void markPassive() {
+        sendLock.lock();
+        try {
+            if (device.configuration().transport() == ShmConfiguration.Transport.IWARP) {
+                awaitingInitiator = true;
+                initiatorBaseline = Atomics.getLongVolatile(blockSegment,
+                    inboundBase + InboundCompletionDescriptor.TAIL_OFFSET);
+            }
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * Whether this queue pair broke iWARP's rule that the active side sends first, for tests and diagnostics.
+     *
+     * @return true once it executed a request before the active side's first message.
+     */
+    boolean brokeSendFirstRule() {
+        return brokeSendFirstRule;
     }
 
     private int executeWrite(final ShmSendWorkRequest request, final int slotIndex, final long sequence,
@@ -1131,6 +1204,6 @@ final class ShmQueuePair implements QueuePair {
         return "ShmQueuePair{number=" + number + ", state=" + state() + ", sendPosted=" + sendPosted
             + ", sendExecuted=" + sendExecuted + ", sendRetired=" + sendRetired + ", inboundHead=" + inboundHead
             + ", closedHead=" + closedHead + ", flushCursor=" + flushCursor + ", peerGone=" + peerGone
-            + ", remote=" + peer + '}';
+            + (brokeSendFirstRule ? ", brokeSendFirstRule=true" : "") + ", remote=" + peer + '}';
     }
 }

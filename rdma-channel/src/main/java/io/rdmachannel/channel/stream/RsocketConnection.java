@@ -46,12 +46,35 @@ import org.agrona.concurrent.UnsafeBuffer;
  * sends is checked: a violation fails the connection with a {@link ProtocolException}, and nothing is ever written
  * outside what the peer advertised.
  *
+ * <p>Message mode ({@code RS_OPT_MSG_SEND}, section 1.9): a device without RDMA WRITE WITH IMMEDIATE (iWARP) gets
+ * the same messages another way, chosen locally from the device as rsockets chooses it from the transport type (both
+ * ends of a connection see the same transport). A message with payload (DATA, an SGE update) is a plain RDMA WRITE
+ * followed by an inline SEND whose 4-byte payload is the message in our byte order ({@link MessageSendDescriptor}),
+ * two send slots of its class; a message without payload (credits only, SHUTDOWN, DISCONNECT) is that SEND alone.
+ * Each receive is posted with a 4-byte buffer of its own, and the received word is checked exactly like an
+ * immediate. The inline size is raised to at least 4, as rsockets does since v51; the connection data is the same
+ * as on IB/RoCE (rsockets changes nothing there; its active side asks for initiator depth 1, which is the connection
+ * manager's business). {@link #postMessage} is the one place that knows how a message travels.
+ *
+ * <p>The active side sends first (iWARP's rule, rdma_connect(3): before the active side's first message, an MPA
+ * responder may put nothing on the wire). rsockets does not enforce it: its passive side may send a credit update
+ * before the active side said anything. Here, in message mode, the passive side posts nothing at all, no credit
+ * grant, data, control or keepalive, until its first receive completed; writes wait (the connection is not writable)
+ * and a SHUTDOWN or DISCONNECT is held back until then. The active side always sends at once when established, its
+ * grant of the second ring half, so the wait is one message's flight; the passive side arms its completion queue for
+ * that message, and its signal has the transport's timer thread poll it and grant back, so the peer gets the whole
+ * ring without waiting for the application, as on IB/RoCE. Against a C active side, which
+ * sends its grant on its first rsend, rrecv or rpoll, the passive side waits until then. IB/RoCE has no such rule
+ * and keeps its timing: the passive side grants when established.
+ *
  * <p>One lock guards the protocol state; completions are processed by whichever thread reads, writes or asks for
- * readiness, so the low-latency path has no thread hop. The device's poller thread only reports events.
+ * readiness, so the low-latency path has no thread hop. Completion events (from the device's poller thread, or
+ * straight from the signalling thread where the provider dispatches directly) are only reported to the observer.
  */
 final class RsocketConnection implements StreamConnection, CmEndpoint {
     static final int MAX_INLINE_STAGE = StreamOptions.MAX_INLINE;
     static final long CLOSE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
+    static final long FIRST_MESSAGE_LOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private static final int KIND_DATA = 1;
     private static final int KIND_DATA_INLINE = 2;
@@ -81,6 +104,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private final int sendBufferSize;
     private final int receiveBufferSize;
     private final int half;
+    private final boolean passive;
     private volatile ReadinessObserver observer;
     private volatile boolean armed;
     private volatile int phase = PHASE_PENDING;
@@ -106,6 +130,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private UnsafeBuffer targetView;
     private UnsafeBuffer controlView;
     private int inlineSize;
+    private boolean messageMode;
+    private int slotsPerMessage = 1;
+    private MemoryRegion messageRegion;
+    private UnsafeBuffer messageView;
+    private UnsafeBuffer messageStageView;
 
     // peer
     private PeerConnectionData peer;
@@ -150,6 +179,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private boolean peerShutdown;
     private boolean peerDisconnected;
     private boolean closing;
+    private volatile boolean awaitingFirstMessage;
     private IOException error;
     private CompletionStatus lastStatus;
 
@@ -173,15 +203,17 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         this.sendBufferSize = options.sendBufferSize();
         this.receiveBufferSize = options.receiveBufferSize();
         this.half = receiveBufferSize / 2;
+        this.passive = listener != null;
     }
 
     // ----- establishment (CM event thread) -----
 
     @Override
     public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
-        if (!device.attributes().has(DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE)) {
-            throw new IOException("device " + device.name() + " lacks RDMA WRITE WITH IMMEDIATE (iWARP); the stream's"
-                + " message mode for it is not implemented yet");
+        messageMode = !device.attributes().has(DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE);
+        if (messageMode) {
+            checkMessageMode(device);
+            slotsPerMessage = 2;
         }
         context = transport.context(device);
         token = context.register(this);
@@ -189,6 +221,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             completionQueue = device.createCompletionQueue(sendQueueSize + receiveQueueSize + spareReceives,
                 context.readinessSource(), token);
             inlineSize = Math.min(options.inlineSize(), device.attributes().maxInlineData());
+            if (messageMode) {
+                inlineSize = Math.max(inlineSize, MessageSendDescriptor.LENGTH);
+            }
             sendArena = Arena.ofShared();
             final MemorySegment sendMemory = sendArena.allocate(sendBufferSize + MAX_INLINE_STAGE
                 + controlWindow * SgeDescriptor.LENGTH, 4096);
@@ -197,11 +232,20 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             targetRegion = context.protectionDomain().allocate(targetSglEntries * SgeDescriptor.LENGTH,
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            if (messageMode) {
+                messageRegion = context.protectionDomain().allocate(
+                    MessageSendDescriptor.bufferOffset(receiveQueueSize + spareReceives), AccessFlags.LOCAL_WRITE);
+                messageView = new UnsafeBuffer(messageRegion.segment().asByteBuffer());
+            }
             sendView = sendMemory.asByteBuffer();
             receiveView = receiveRegion.segment().asByteBuffer();
             targetView = new UnsafeBuffer(targetRegion.segment().asByteBuffer());
             controlView = new UnsafeBuffer(sendView, sendBufferSize + MAX_INLINE_STAGE,
                 controlWindow * SgeDescriptor.LENGTH);
+            if (messageMode) {
+                // the inline stage: an inline post copies its payload before it returns, so a message may reuse it
+                messageStageView = new UnsafeBuffer(sendView, sendBufferSize, MessageSendDescriptor.LENGTH);
+            }
         } catch (final IOException | RuntimeException ex) {
             release();
             throw ex;
@@ -213,14 +257,34 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             transport.configuration().retryCount(), transport.configuration().rnrRetryCount());
     }
 
+    /**
+     * Message mode needs what rsockets takes for granted: two control slots for an SGE update, two send slots for
+     * data, and inline SENDs of 4 bytes.
+     */
+    private void checkMessageMode(final RdmaDevice device) throws IOException {
+        if (controlWindow < 2 || sendQueueSize - controlWindow < 2) {
+            throw new IOException("message mode (device " + device.name() + " has no RDMA WRITE WITH IMMEDIATE) "
+                + "needs two control and two data send slots: " + StreamConfiguration.CONTROL_WINDOW_PROP_NAME + "="
+                + controlWindow + ", sendQueueSize=" + sendQueueSize);
+        }
+        if (device.attributes().maxInlineData() < MessageSendDescriptor.LENGTH) {
+            throw new IOException("message mode needs inline SENDs of " + MessageSendDescriptor.LENGTH
+                + " bytes; device " + device.name() + " offers maxInlineData=" + device.attributes().maxInlineData());
+        }
+    }
+
     @Override
     public ByteBuffer bind(final QueuePair pair, final ByteBuffer peerPrivateData) throws IOException {
         this.queuePair = pair;
         inlineSize = Math.min(inlineSize, pair.maxInlineData());
+        if (messageMode && inlineSize < MessageSendDescriptor.LENGTH) {
+            throw new IOException("message mode needs inline SENDs of " + MessageSendDescriptor.LENGTH
+                + " bytes; queue pair " + pair.number() + " offers maxInlineData=" + pair.maxInlineData());
+        }
         send = pair.createSendWorkRequest();
         receive = pair.createReceiveWorkRequest();
         for (int i = 0; i < receiveQueueSize + spareReceives; i++) {
-            pair.postReceive(receive.reset().id(i));
+            postReceive(i);
         }
         if (peerPrivateData != null) {
             peer = validate(peerPrivateData);
@@ -263,7 +327,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             advertisedBytes = half;
             messages = new int[receiveQueueSize + 1];
             connected = true;
+            awaitingFirstMessage = messageMode && passive;
             giveCredits();
+            if (awaitingFirstMessage) {
+                armForFirstMessage();
+            }
             if (options.keepAlive()) {
                 keepAliveProbe = transport.scheduleKeepAlive(this::sendKeepAlive);
             }
@@ -345,10 +413,57 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     /**
-     * The device's poller saw this connection's completion queue signal.
+     * This connection's completion queue signalled. Called on the device's poller thread, or, where the readiness
+     * source dispatches directly, on whatever thread raised the signal (which may hold another connection's lock):
+     * so the first message of message mode is taken on the transport's timer thread, not here.
      */
     void onCompletionEvent() {
+        if (awaitingFirstMessage) {
+            transport.runOnTimer(this::takeFirstMessage);
+        }
         notifyObserver();
+    }
+
+    /**
+     * The passive side in message mode: have the active side's first message signal, so the timer thread grants
+     * credits at once ({@link #takeFirstMessage()}), so the peer gets the whole ring right after establishment as on
+     * IB/RoCE, not only once the application first reads, writes or selects. Called under the lock.
+     */
+    private void armForFirstMessage() {
+        try {
+            completionQueue.requestNotification();
+        } catch (final IllegalStateException ex) {
+            // no readiness source: the application's next call polls
+            return;
+        }
+        // a completion that arrived before arming signals nothing
+        pollCompletions();
+    }
+
+    /**
+     * On the transport's timer thread: poll the first message and grant. It waits for the lock a short while at most
+     * (its holders never block while holding it; the CM thread may still be finishing {@link #established}); if it
+     * stays busy, its holder's next call polls the message.
+     */
+    private void takeFirstMessage() {
+        try {
+            if (!lock.tryLock(FIRST_MESSAGE_LOCK_NANOS, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
+            if (connected && completionQueue != null && awaitingFirstMessage && error == null) {
+                pollCompletions();
+                if (awaitingFirstMessage && error == null) {
+                    armForFirstMessage();
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void notifyObserver() {
@@ -458,10 +573,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             return;
         }
         try {
-            if (!completion.hasImmediate()) {
-                throw new ProtocolException("a message without immediate data arrived");
-            }
-            final int immediate = completion.immediate();
+            final int immediate = messageMode ? sentMessage(completion) : immediateMessage(completion);
+            awaitingFirstMessage = false;
             switch (ImmediateData.checkInbound(immediate)) {
                 case ImmediateData.DATA -> onData(ImmediateData.operand(immediate));
                 case ImmediateData.SGL -> onCreditLimit(ImmediateData.creditLimit(immediate));
@@ -475,8 +588,40 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             return;
         }
         if (!closing && error == null) {
-            queuePair.postReceive(receive.reset().id(completion.workRequestId()));
+            postReceive(completion.workRequestId());
         }
+    }
+
+    private static int immediateMessage(final WorkCompletion completion) throws ProtocolException {
+        if (!completion.hasImmediate()) {
+            throw new ProtocolException("a message without immediate data arrived");
+        }
+        return completion.immediate();
+    }
+
+    /**
+     * The message a SEND carried in message mode, read from the receive's own 4-byte buffer in the peer's order.
+     */
+    private int sentMessage(final WorkCompletion completion) throws ProtocolException {
+        if (completion.hasImmediate()) {
+            throw new ProtocolException("a message with immediate data arrived in message mode: immediate=0x"
+                + Integer.toHexString(completion.immediate()));
+        }
+        MessageSendDescriptor.checkLength(completion.byteLength());
+        return MessageSendDescriptor.message(messageView,
+            MessageSendDescriptor.bufferOffset((int) completion.workRequestId()), peer.byteOrder());
+    }
+
+    /**
+     * Post receive {@code id}: with no buffer on IB/RoCE, with its own 4-byte message buffer in message mode.
+     */
+    private void postReceive(final long id) {
+        receive.reset().id(id);
+        if (messageMode) {
+            receive.sge(0, messageRegion.address() + MessageSendDescriptor.bufferOffset((int) id),
+                MessageSendDescriptor.LENGTH, messageRegion.localKey());
+        }
+        queuePair.postReceive(receive);
     }
 
     private void onData(final int length) throws ProtocolException {
@@ -567,7 +712,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     // ----- credits and control messages -----
 
     private void giveCredits() {
-        if (!connected || peerDisconnected || error != null || closing || controlSlots == 0) {
+        if (!connected || peerDisconnected || error != null || closing || controlSlots < slotsPerMessage
+            || awaitingFirstMessage) {
             return;
         }
         if (receiveBufferFree >= half) {
@@ -589,16 +735,15 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         controlView.putInt(stage + SgeDescriptor.KEY_OFFSET, receiveRegion.remoteKey(), order);
         controlView.putInt(stage + SgeDescriptor.LENGTH_OFFSET, half, order);
         final long slotAddress = peer.targetSglAddress() + (long) remoteSge * SgeDescriptor.LENGTH;
-        send.reset().id((long) KIND_CONTROL << 32 | 0xFFFF)
-            .opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
+        final long id = (long) KIND_CONTROL << 32 | 0xFFFF;
+        send.reset().id(id)
             .flags(SendFlags.SIGNALED | (inlineSize >= SgeDescriptor.LENGTH ? SendFlags.INLINE : 0))
-            .immediate(ImmediateData.sgl(CreditSequence.grantLimit(receiveSequence, receiveQueueSize)))
             .remote(slotAddress, peer.targetSglKey())
             .sge(0, sendRegion.address() + sendBufferSize + MAX_INLINE_STAGE + stage, SgeDescriptor.LENGTH,
                 sendRegion.localKey());
-        queuePair.postSend(send);
+        controlSlots -= postMessage(ImmediateData.sgl(CreditSequence.grantLimit(receiveSequence, receiveQueueSize)),
+            id);
         grantedLimit = CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
-        controlSlots--;
         controlSequence++;
         receiveFreeOffset = (receiveFreeOffset + half) % receiveBufferSize;
         remoteSge = (remoteSge + 1) % peer.targetSglEntries();
@@ -608,14 +753,40 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     private void postControl(final int immediate, final int kindValue) {
-        send.reset().id((long) KIND_CONTROL << 32 | (kindValue & 0xFFFFFFFFL))
-            .opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
+        final long id = (long) KIND_CONTROL << 32 | (kindValue & 0xFFFFFFFFL);
+        send.reset().id(id)
             .flags(SendFlags.SIGNALED)
-            .immediate(immediate)
             .remote(0, 0);
-        queuePair.postSend(send);
-        controlSlots--;
+        controlSlots -= postMessage(immediate, id);
         controlSequence++;
+    }
+
+    /**
+     * Post one rsockets message; {@link #send} holds the request as prepared by the caller (id, flags, the remote
+     * memory and the payload's entries, none for a message without payload). On IB/RoCE it goes as it is, an RDMA
+     * WRITE WITH IMMEDIATE carrying the message. In message mode the payload, if any, goes as a plain RDMA WRITE,
+     * then the message as the 4-byte payload of an inline SEND with id {@code sendId}; RC executes the two in order,
+     * so the peer sees the message only after the payload was placed.
+     *
+     * @param message the message ({@link ImmediateData}).
+     * @param sendId  the id of the SEND in message mode; its completion frees one slot of the message's class.
+     * @return the send-queue slots used: 1, or 2 for a message with payload in message mode.
+     */
+    private int postMessage(final int message, final long sendId) {
+        if (!messageMode) {
+            queuePair.postSend(send.opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).immediate(message));
+            return 1;
+        }
+        int slots = 0;
+        if (send.sgeCount() > 0) {
+            queuePair.postSend(send.opcode(WorkRequestOpcode.RDMA_WRITE));
+            slots++;
+        }
+        MessageSendDescriptor.message(messageStageView, 0, message, ByteOrder.nativeOrder());
+        send.reset().id(sendId).opcode(WorkRequestOpcode.SEND).flags(SendFlags.SIGNALED | SendFlags.INLINE)
+            .sge(0, sendRegion.address() + sendBufferSize, MessageSendDescriptor.LENGTH, sendRegion.localKey());
+        queuePair.postSend(send);
+        return slots + 1;
     }
 
     /**
@@ -626,7 +797,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private void sendKeepAlive() {
         lock.lock();
         try {
-            if (!connected || closing || error != null || peerDisconnected || controlSlots == 0) {
+            if (!connected || closing || error != null || peerDisconnected || controlSlots == 0
+                || awaitingFirstMessage) {
                 return;
             }
             send.reset().id((long) KIND_CONTROL << 32 | ImmediateData.CTRL_KEEPALIVE)
@@ -643,7 +815,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     private void flushPendingControl() {
-        while (pendingControl != 0 && controlSlots > 0 && connected && error == null) {
+        while (pendingControl != 0 && controlSlots > 0 && connected && error == null && !awaitingFirstMessage) {
             if ((pendingControl & PENDING_SHUTDOWN) != 0) {
                 pendingControl &= ~PENDING_SHUTDOWN;
                 postControl(ImmediateData.ctrl(ImmediateData.CTRL_SHUTDOWN), ImmediateData.CTRL_SHUTDOWN);
@@ -798,8 +970,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     private boolean canSend() {
-        return connected && error == null && !peerDisconnected && !outputShutdown && sendSlots > 0
-            && CreditSequence.hasCredit(sendSequence, sendLimit) && targetLength[targetSge] != 0;
+        return connected && error == null && !peerDisconnected && !outputShutdown && sendSlots >= slotsPerMessage
+            && CreditSequence.hasCredit(sendSequence, sendLimit) && targetLength[targetSge] != 0
+            && !awaitingFirstMessage;
     }
 
     /**
@@ -867,9 +1040,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         final int second, final int kind, final int localKey) {
         final int slot = targetSge;
         send.reset().id((long) kind << 32 | length)
-            .opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
             .flags(SendFlags.SIGNALED | flags)
-            .immediate(ImmediateData.data(length))
             .remote(targetAddress[slot], targetKey[slot]);
         if (kind == KIND_DATA_INLINE) {
             send.sge(0, address, length, localKey);
@@ -879,9 +1050,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 send.sge(1, sendRegion.address(), second, sendRegion.localKey());
             }
         }
-        queuePair.postSend(send);
+        sendSlots -= postMessage(ImmediateData.data(length), (long) KIND_DATA_INLINE << 32);
         sendSequence = CreditSequence.next(sendSequence);
-        sendSlots--;
         targetAddress[slot] += length;
         targetLength[slot] -= length;
         if (targetLength[slot] == 0) {
@@ -1026,6 +1196,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             queuePair.close();
             queuePair = null;
         }
+        if (messageRegion != null) {
+            messageRegion.close();
+            messageRegion = null;
+        }
         if (targetRegion != null) {
             targetRegion.close();
             targetRegion = null;
@@ -1108,7 +1282,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 + ", receivedBytes=" + receivedBytes + ", advertisedBytes=" + advertisedBytes
                 + ", outputShutdown=" + outputShutdown + ", inputShutdown=" + inputShutdown
                 + ", peerShutdown=" + peerShutdown + ", peerDisconnected=" + peerDisconnected
-                + ", keepAlivesSent=" + keepAlivesSent + ", lastStatus=" + lastStatus + ", error=" + error + '}';
+                + ", keepAlivesSent=" + keepAlivesSent + ", lastStatus=" + lastStatus
+                + (messageMode ? ", messageMode=true, awaitingFirstMessage=" + awaitingFirstMessage : "")
+                + ", error=" + error + '}';
         } finally {
             lock.unlock();
         }

@@ -54,6 +54,21 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
         return keepAlive.scheduleAtFixedRate(probe, period, period, TimeUnit.SECONDS);
     }
 
+    /**
+     * Run a task once on the same timer thread, soon: work that an event thread (which may be a provider's
+     * signalling thread, holding another connection's lock) must not do itself. Dropped after close.
+     */
+    synchronized void runOnTimer(final Runnable task) {
+        if (closed) {
+            return;
+        }
+        if (keepAlive == null) {
+            keepAlive = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon()
+                .name("rdmachannel-keepalive").factory());
+        }
+        keepAlive.execute(task);
+    }
+
     @Override
     public String providerName() {
         return provider.name();

@@ -26,6 +26,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -68,6 +69,8 @@ final class ShmFixture implements AfterEachCallback, TestExecutionExceptionHandl
     static final class Config {
         private boolean sameDevice;
         private boolean connect = true;
+        private ShmConfiguration.Transport transportA = ShmConfiguration.Transport.INFINIBAND;
+        private ShmConfiguration.Transport transportB = ShmConfiguration.Transport.INFINIBAND;
         private boolean readinessSources;
         private int completionQueueEntries = 4096;
         private long regionLength = 4096;
@@ -87,6 +90,18 @@ final class ShmFixture implements AfterEachCallback, TestExecutionExceptionHandl
 
         Config connect(final boolean value) {
             this.connect = value;
+            return this;
+        }
+
+        /** The transport both devices emulate ({@link ShmConfiguration#TRANSPORT_PROP_NAME}). */
+        Config transport(final ShmConfiguration.Transport value) {
+            return transports(value, value);
+        }
+
+        /** The transports A's and B's devices emulate. */
+        Config transports(final ShmConfiguration.Transport a, final ShmConfiguration.Transport b) {
+            this.transportA = a;
+            this.transportB = b;
             return this;
         }
 
@@ -264,6 +279,13 @@ final class ShmFixture implements AfterEachCallback, TestExecutionExceptionHandl
         return own(provider().openDevice(null));
     }
 
+    /** Open a device owned by the fixture that emulates a transport, whatever the system properties say. */
+    RdmaDevice device(final ShmConfiguration.Transport transport) throws IOException {
+        final Properties properties = new Properties(System.getProperties());
+        properties.setProperty(ShmConfiguration.TRANSPORT_PROP_NAME, transport.propertyValue());
+        return own(ShmDevice.open((ShmProvider) provider(), ShmConfiguration.fromProperties(properties)));
+    }
+
     /** Take ownership: closed after the test, in reverse order of {@code own} calls. */
     <T extends AutoCloseable> T own(final T resource) {
         owned.push(resource);
@@ -280,8 +302,8 @@ final class ShmFixture implements AfterEachCallback, TestExecutionExceptionHandl
     }
 
     Pair pair(final Config config) throws IOException {
-        final RdmaDevice deviceA = device();
-        final RdmaDevice deviceB = config.sameDevice ? deviceA : device();
+        final RdmaDevice deviceA = device(config.transportA);
+        final RdmaDevice deviceB = config.sameDevice ? deviceA : device(config.transportB);
         final Side a = side("A", deviceA, config, config.regionAccessA, config.queuePairAccessA, config.initA,
             config.connectA);
         final Side b = side("B", deviceB, config, config.regionAccessB, config.queuePairAccessB, config.initB,

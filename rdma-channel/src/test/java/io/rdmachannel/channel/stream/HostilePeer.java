@@ -9,6 +9,7 @@ import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.DeviceCapability;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePair;
@@ -30,7 +31,9 @@ import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -52,6 +55,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * engine must be filling, that it came within the credits granted, and that the ring holds guard bytes outside the
  * advertised regions and data in every byte received so far; the caller compares the data with what the engine
  * wrote, which proves it landed in order.
+ *
+ * <p>On a device without RDMA WRITE WITH IMMEDIATE (the shm provider emulating iWARP) it speaks message mode as the
+ * engine must: every message a 4-byte SEND in this side's byte order, after an RDMA WRITE of the payload if there is
+ * one; every receive posted with a 4-byte buffer of its own. It then insists that each message of the engine is a
+ * 4-byte SEND without immediate data, and keeps the raw bytes of each ({@link #inboundBytes()}).
  */
 final class HostilePeer implements CmEndpoint, AutoCloseable {
     /** Credits this peer advertises. */
@@ -69,6 +77,8 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     private static final int SEND_QUEUE = 64;
     private static final int RING_LENGTH = GUARD + WINDOW + GUARD + WINDOW + GUARD;
     private static final int STAGE_LENGTH = 1 << 20;
+    /** Where a message-mode SEND is staged: after the payload area, so the WRITE before it keeps its bytes. */
+    private static final int MESSAGE_STAGE = STAGE_LENGTH;
     private static final long SEND_ID = 1L << 40;
     private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(20);
 
@@ -87,6 +97,7 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     private final ConnectionDataEditor editor;
     private final CompletableFuture<PeerConnectionData> outcome = new CompletableFuture<>();
     private final ArrayDeque<Integer> inbound = new ArrayDeque<>();
+    private final List<byte[]> inboundBytes = new ArrayList<>();
     private final CompletionHandler handler = this::onCompletion;
     private CmConnection attempt;
     private CmListener cmListener;
@@ -96,6 +107,8 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     private MemoryRegion ring;
     private MemoryRegion target;
     private MemoryRegion stage;
+    private MemoryRegion messageBuffers;
+    private boolean messageMode;
     private QueuePair pair;
     private SendWorkRequest send;
     private ReceiveWorkRequest receive;
@@ -159,7 +172,11 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
         ring = domain.allocate(RING_LENGTH, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
         target = domain.allocate(TARGET_ENTRIES * SgeDescriptor.LENGTH, AccessFlags.LOCAL_WRITE
             | AccessFlags.REMOTE_WRITE);
-        stage = domain.allocate(STAGE_LENGTH, AccessFlags.LOCAL_WRITE);
+        stage = domain.allocate(STAGE_LENGTH + 64, AccessFlags.LOCAL_WRITE);
+        messageMode = !device.attributes().has(DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE);
+        if (messageMode) {
+            messageBuffers = domain.allocate((long) RECEIVES * MessageSendDescriptor.LENGTH, AccessFlags.LOCAL_WRITE);
+        }
         ring.segment().fill(GUARD_BYTE);
         targetView = new UnsafeBuffer(target.segment().address(), (int) target.length());
         return new QueuePairSetup(domain, new QueuePairInitAttributes().sendCompletionQueue(queue)
@@ -174,7 +191,7 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
         send = pair.createSendWorkRequest();
         receive = pair.createReceiveWorkRequest();
         for (int i = 0; i < RECEIVES; i++) {
-            pair.postReceive(receive.reset().id(i));
+            postReceive(i);
         }
         if (peerPrivateData != null) {
             engine = decode(peerPrivateData);
@@ -240,10 +257,22 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     // ----- raw messages -----
 
     /**
-     * Post an RDMA WRITE WITH IMMEDIATE of {@code payload} to the engine's memory and wait for its completion.
+     * Post an RDMA WRITE WITH IMMEDIATE of {@code payload} to the engine's memory and wait for its completion; in
+     * message mode an RDMA WRITE of the payload (if any) and a SEND of the message.
      */
     void write(final int immediate, final long address, final int key, final byte[] payload) {
         MemorySegment.copy(payload, 0, stage.segment(), ValueLayout.JAVA_BYTE, 0, payload.length);
+        if (messageMode) {
+            if (payload.length > 0) {
+                send.reset().id(SEND_ID).opcode(WorkRequestOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .remote(address, key).sge(0, stage.address(), payload.length, stage.localKey());
+                post();
+            }
+            final byte[] word = new byte[MessageSendDescriptor.LENGTH];
+            MessageSendDescriptor.message(new UnsafeBuffer(word), 0, immediate, ByteOrder.nativeOrder());
+            sendBytes(word);
+            return;
+        }
         send.reset().id(SEND_ID).opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED)
             .immediate(immediate).remote(address, key);
         if (payload.length > 0) {
@@ -253,7 +282,8 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     }
 
     /**
-     * Post a zero-length RDMA WRITE WITH IMMEDIATE carrying only a message, as the engine posts its controls.
+     * Post a message without payload, as the engine posts its controls: a zero-length RDMA WRITE WITH IMMEDIATE, or
+     * in message mode a 4-byte SEND.
      */
     void message(final int immediate) {
         write(immediate, 0, 0, new byte[0]);
@@ -268,6 +298,36 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     }
 
     /**
+     * Post a SEND of exactly these bytes and wait for its completion, which must succeed.
+     */
+    void sendBytes(final byte[] payload) {
+        postSendBytes(payload);
+        postAndAwait();
+    }
+
+    /**
+     * Post a SEND of exactly these bytes and wait for its completion, whatever its status.
+     *
+     * @return the status of our SEND.
+     */
+    CompletionStatus trySendBytes(final byte[] payload) {
+        postSendBytes(payload);
+        post();
+        await(() -> outstandingSends == 0, "the completion of our send");
+        final CompletionStatus status = sendFailure == null ? CompletionStatus.SUCCESS : sendFailure;
+        sendFailure = null;
+        return status;
+    }
+
+    private void postSendBytes(final byte[] payload) {
+        MemorySegment.copy(payload, 0, stage.segment(), ValueLayout.JAVA_BYTE, MESSAGE_STAGE, payload.length);
+        send.reset().id(SEND_ID).opcode(WorkRequestOpcode.SEND).flags(SendFlags.SIGNALED);
+        if (payload.length > 0) {
+            send.sge(0, stage.address() + MESSAGE_STAGE, payload.length, stage.localKey());
+        }
+    }
+
+    /**
      * Write an SGE into slot {@code index} of the engine's target SGL, in the engine's byte order, with a message.
      */
     void writeSge(final int index, final long address, final int key, final int length, final int immediate) {
@@ -278,9 +338,13 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
             entry);
     }
 
-    private void postAndAwait() {
+    private void post() {
         pair.postSend(send);
         outstandingSends++;
+    }
+
+    private void postAndAwait() {
+        post();
         await(() -> outstandingSends == 0, "the completion of our send");
         if (sendFailure != null) {
             throw new AssertionError("our send completed with " + sendFailure);
@@ -304,6 +368,31 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
 
     PeerConnectionData engine() {
         return engine;
+    }
+
+    /**
+     * The queue pair, for its state.
+     */
+    QueuePair queuePair() {
+        return pair;
+    }
+
+    /**
+     * The raw bytes of the engine's messages, SGL updates included, in order of arrival (message mode only).
+     *
+     * @param count wait until at least this many arrived; 0 polls once.
+     * @return a copy of what arrived.
+     */
+    List<byte[]> awaitInboundBytes(final int count) {
+        await(() -> inboundBytes.size() >= count, count + " messages from the engine");
+        return List.copyOf(inboundBytes);
+    }
+
+    /**
+     * The length left in a slot of the engine's receive regions, as the engine advertised them.
+     */
+    int slotLength(final int index) {
+        return slotLength[index];
     }
 
     // ----- a well-behaved sender -----
@@ -478,17 +567,43 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
         if (completion.status() != CompletionStatus.SUCCESS) {
             return;
         }
-        if (!completion.hasImmediate()) {
-            throw new AssertionError("the engine sent a message without immediate data");
-        }
-        final int immediate = completion.immediate();
+        final int immediate = messageMode ? sentMessage(completion) : immediateMessage(completion);
         if (ImmediateData.op(immediate) == ImmediateData.SGL) {
             limit = ImmediateData.creditLimit(immediate);
             adoptSlots();
         } else {
             inbound.add(immediate);
         }
-        pair.postReceive(receive.reset().id(completion.workRequestId()));
+        postReceive(completion.workRequestId());
+    }
+
+    private static int immediateMessage(final WorkCompletion completion) {
+        if (!completion.hasImmediate()) {
+            throw new AssertionError("the engine sent a message without immediate data");
+        }
+        return completion.immediate();
+    }
+
+    private int sentMessage(final WorkCompletion completion) {
+        if (completion.hasImmediate() || completion.byteLength() != MessageSendDescriptor.LENGTH) {
+            throw new AssertionError("in message mode the engine sent a message that is no 4-byte SEND: "
+                + completion.opcode() + ", byteLength=" + completion.byteLength() + ", hasImmediate="
+                + completion.hasImmediate());
+        }
+        final long offset = MessageSendDescriptor.bufferOffset((int) completion.workRequestId());
+        final byte[] bytes = messageBuffers.segment().asSlice(offset, MessageSendDescriptor.LENGTH)
+            .toArray(ValueLayout.JAVA_BYTE);
+        inboundBytes.add(bytes);
+        return MessageSendDescriptor.message(new UnsafeBuffer(bytes), 0, engine.byteOrder());
+    }
+
+    private void postReceive(final long id) {
+        receive.reset().id(id);
+        if (messageMode) {
+            receive.sge(0, messageBuffers.address() + MessageSendDescriptor.bufferOffset((int) id),
+                MessageSendDescriptor.LENGTH, messageBuffers.localKey());
+        }
+        pair.postReceive(receive);
     }
 
     private void adoptSlots() {
@@ -515,7 +630,7 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
         if (pair != null) {
             pair.close();
         }
-        for (final MemoryRegion region : new MemoryRegion[] {stage, target, ring}) {
+        for (final MemoryRegion region : new MemoryRegion[] {messageBuffers, stage, target, ring}) {
             if (region != null) {
                 region.close();
             }

@@ -49,16 +49,37 @@ class HostilePeerTest {
     private static final long WRAPPING_ADDRESS = 0xFFFF_FFFF_FFFF_F000L;
     private static final long REFUSAL_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    private StreamTransport transport;
-    private ConnectionManager cm;
+    StreamTransport transport;
+    ConnectionManager cm;
     private ExecutorService threads;
     private final List<AutoCloseable> resources = new ArrayList<>();
 
     @BeforeEach
     void open() throws IOException {
-        transport = StreamTransports.open(RdmaProviders.byName("shm"));
-        cm = RdmaProviders.byName("shm").openConnectionManager(null);
+        transport = openTransport();
+        cm = openConnectionManager();
         threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
+    }
+
+    /**
+     * The engine's transport; {@link MessageModeHostilePeerTest} opens one in message mode.
+     */
+    StreamTransport openTransport() throws IOException {
+        return StreamTransports.open(RdmaProviders.byName("shm"));
+    }
+
+    /**
+     * The hostile peer's connection manager, over a device of the same transport as the engine's.
+     */
+    ConnectionManager openConnectionManager() throws IOException {
+        return RdmaProviders.byName("shm").openConnectionManager(null);
+    }
+
+    /**
+     * How the engine refuses a message that carries nothing: a zero-length SEND.
+     */
+    String emptySendRefusal() {
+        return "a message without immediate data arrived";
     }
 
     @AfterEach
@@ -71,7 +92,7 @@ class HostilePeerTest {
         StreamTransports.close(transport);
     }
 
-    private <T extends AutoCloseable> T track(final T resource) {
+    <T extends AutoCloseable> T track(final T resource) {
         resources.add(resource);
         return resource;
     }
@@ -143,10 +164,10 @@ class HostilePeerTest {
 
     // ----- the data path -----
 
-    private record Connected(HostilePeer peer, StreamConnection engine, BlockingStream.Waker waker) {
+    record Connected(HostilePeer peer, StreamConnection engine, BlockingStream.Waker waker) {
     }
 
-    private Connected connectToEngine(final StreamOptions options) throws Exception {
+    Connected connectToEngine(final StreamOptions options) throws Exception {
         final BlockingStream.Waker waker = new BlockingStream.Waker();
         final StreamListener listener = track(transport.listen(new InetSocketAddress(
             InetAddress.getLoopbackAddress(), 0), 4, options, waker));
@@ -160,14 +181,14 @@ class HostilePeerTest {
     /**
      * A small engine: 16 credits, and a ring of two 4 KiB halves.
      */
-    private Connected connectToSmallEngine() throws Exception {
+    Connected connectToSmallEngine() throws Exception {
         return connectToEngine(new StreamOptions().receiveBufferSize(8192).receiveQueueSize(16));
     }
 
     /**
      * Read until the engine fails; then check it failed as a refusal does.
      */
-    private static void assertRefused(final Connected connected, final String message) {
+    static void assertRefused(final Connected connected, final String message) {
         final StreamConnection engine = connected.engine();
         final SocketException reset = assertThrows(SocketException.class, () -> readUntilFailure(connected),
             engine::describe);
@@ -269,7 +290,7 @@ class HostilePeerTest {
     void shouldRefuseAMessageWithoutImmediate() throws Exception {
         final Connected connected = connectToSmallEngine();
         connected.peer().plainSend();
-        assertRefused(connected, "a message without immediate data arrived");
+        assertRefused(connected, emptySendRefusal());
     }
 
     @Test
