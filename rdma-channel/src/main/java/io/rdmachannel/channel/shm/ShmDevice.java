@@ -75,8 +75,9 @@ final class ShmDevice implements RdmaDevice {
             1L << 30,
             4096,
             configuration.transport() == ShmConfiguration.Transport.IWARP
-                ? EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE)
-                : EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE));
+                ? EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.SYNCHRONOUS_TRANSFER)
+                : EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE,
+                    DeviceCapability.SYNCHRONOUS_TRANSFER));
         this.agent = new ShmAgent(this, folder.resolve(ShmAgent.SOCKET_FILE));
     }
 

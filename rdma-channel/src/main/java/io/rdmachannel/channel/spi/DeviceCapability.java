@@ -14,5 +14,11 @@ public enum DeviceCapability {
      * Remote access to any registered memory. Without it only memory from {@link ProtectionDomain#allocate} can be
      * registered with remote access or be the target of a SEND, as on the shared-memory provider.
      */
-    REMOTE_ACCESS_TO_REGISTERED_MEMORY
+    REMOTE_ACCESS_TO_REGISTERED_MEMORY,
+    /**
+     * A post moves the bytes before it returns: the posting thread copies them into the peer's memory, as on the
+     * shared-memory provider, and no adapter works alongside. Cutting a write into small first chunks, so the copy
+     * into a send ring overlaps an adapter's transfer of the chunk before (as rsockets does), gains nothing then.
+     */
+    SYNCHRONOUS_TRANSFER
 }

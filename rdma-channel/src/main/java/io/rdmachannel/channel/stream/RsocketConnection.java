@@ -130,6 +130,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private UnsafeBuffer targetView;
     private UnsafeBuffer controlView;
     private int inlineSize;
+    private boolean synchronousTransfer;
     private boolean messageMode;
     private int slotsPerMessage = 1;
     private MemoryRegion messageRegion;
@@ -221,6 +222,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             completionQueue = device.createCompletionQueue(sendQueueSize + receiveQueueSize + spareReceives,
                 context.readinessSource(), token);
             inlineSize = Math.min(options.inlineSize(), device.attributes().maxInlineData());
+            synchronousTransfer = device.attributes().has(DeviceCapability.SYNCHRONOUS_TRANSFER);
             if (messageMode) {
                 inlineSize = Math.max(inlineSize, MessageSendDescriptor.LENGTH);
             }
@@ -983,9 +985,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      */
     private long put(final ByteBuffer src) {
         long total = 0;
-        int transfer = startTransfer;
         final MemoryRegion registered = src.isDirect() && src.remaining() > inlineSize
             ? context.registeredBuffer(BufferUtil.address(src) + src.position(), src.remaining()) : null;
+        // rsockets starts small so the copy into the ring overlaps the adapter's transfer of the chunk before; with
+        // nothing to copy, or no adapter working alongside, whole chunks are cheaper
+        int transfer = registered != null || synchronousTransfer ? maxTransfer : startTransfer;
         while (src.hasRemaining() && canSend()) {
             int chunk = Math.min(Math.min(src.remaining(), transfer), targetLength[targetSge]);
             if (chunk <= inlineSize) {
