@@ -50,7 +50,7 @@ final class BenchRun {
             * options.sizes().size();
         progress = new ProgressLine(err, ProgressLine.isTerminal(), total);
         executor = newExecutor();
-        try (ServerProcess server = ServerProcess.start(options.transports())) {
+        try (ServerProcess server = ServerProcess.start(options.transports(), options.address())) {
             err.println("bench: server " + server.readyLine() + "; client pid " + ProcessHandle.current().pid()
                 + (provider == null ? "" : ", provider " + provider) + "; " + total + " measurements");
             int index = 0;
