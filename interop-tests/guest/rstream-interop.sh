@@ -20,8 +20,11 @@ CLASSPATH_FILE="$REPO_ROOT/interop-tests/target/rstream.classpath"
 # On the host: write the test class path, then run this script inside the guest.
 
 if [[ ${RDMACHANNEL_GUEST:-} != 1 ]]; then
-    (cd "$REPO_ROOT" && mvn -o -q -B -ntp -pl interop-tests dependency:build-classpath -Dmdep.includeScope=test \
-        -Dmdep.outputFile="$CLASSPATH_FILE") || guest_die "cannot write the test class path (build first)"
+    # jar:jar first, so that the other modules resolve to this tree's target/*.jar rather than to the local
+    # repository's jars (which any tree's "mvn install" replaces); nothing is compiled.
+    (cd "$REPO_ROOT" && mvn -o -q -B -ntp -pl interop-tests -am jar:jar dependency:build-classpath \
+        -Dmdep.includeScope=test -Dmdep.outputFile="$CLASSPATH_FILE") ||
+        guest_die "cannot write the test class path (build first)"
     status=0
     "$GUEST_DIR/run-in-guest.sh" --timeout "${RDMACHANNEL_INTEROP_TIMEOUT:-900}" \
         -- "$GUEST_DIR/rstream-interop.sh" || status=$?

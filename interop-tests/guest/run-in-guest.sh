@@ -22,7 +22,8 @@
 #
 # Environment: RDMACHANNEL_GUEST_CACHE, RDMACHANNEL_GUEST_TIMEOUT, RDMACHANNEL_GUEST_JAVA_HOME (default: a JDK 25
 # under /usr/lib/jvm), RDMACHANNEL_GUEST_SMP (2), RDMACHANNEL_GUEST_MEM (3072, MiB), RDMACHANNEL_GUEST_NICE (15),
-# RDMACHANNEL_GUEST_CPU (max: QEMU's -cpu model).
+# RDMACHANNEL_GUEST_CPU (max: QEMU's -cpu model), RDMACHANNEL_GUEST_TCG_THREAD (multi: QEMU's -accel tcg,thread=...),
+# RDMACHANNEL_GUEST_JAVA_OPTIONS (JVM options added to JAVA_TOOL_OPTIONS of every JVM in the guest).
 set -euo pipefail
 
 GUEST_SCRIPT_NAME=run-in-guest
@@ -72,6 +73,9 @@ done
 [[ $# -gt 0 ]] || guest_die "no command given (usage: run-in-guest.sh [options] -- command [args...])"
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || guest_die "--timeout must be a positive number of seconds, not '$timeout_s'"
 cwd="$(cd "$cwd" && pwd)" || guest_die "no such directory: $cwd"
+tcg_thread="${RDMACHANNEL_GUEST_TCG_THREAD:-multi}"
+[[ $tcg_thread == single || $tcg_thread == multi ]] ||
+    guest_die "RDMACHANNEL_GUEST_TCG_THREAD must be single or multi, not '$tcg_thread'"
 
 # A JDK 25 for the guest's JAVA_HOME.
 find_java_home() {
@@ -110,7 +114,7 @@ if [[ -z $results ]]; then
 fi
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
-rm -f "$results"/{exit-status,guest-error,watchdog-expired,boot-seconds,output.log,console.log,dmesg.log,job.sh,results-path}
+rm -f "$results"/{exit-status,guest-error,watchdog-expired,boot-seconds,output.log,console.log,dmesg.log,job.sh,results-path,qemu-command}
 console_log="$results/console.log"
 
 printf '%s\n' "$results" >"$results/results-path"
@@ -125,7 +129,8 @@ printf '%s\n' "$results" >"$results/results-path"
     printf 'export RDMACHANNEL_GUEST=1 RDMACHANNEL_GUEST_RESULTS=%q\n' "$results"
     # A JVM that crashes in the guest writes its error log where the host can read it (JVMs have aborted under
     # emulation, Maven's own included).
-    printf 'export JAVA_TOOL_OPTIONS=%q\n' "-XX:ErrorFile=$results/hs_err_pid%p.log"
+    printf 'export JAVA_TOOL_OPTIONS=%q\n' \
+        "-XX:ErrorFile=$results/hs_err_pid%p.log${RDMACHANNEL_GUEST_JAVA_OPTIONS:+ $RDMACHANNEL_GUEST_JAVA_OPTIONS}"
     for kv in "${envs[@]}"; do
         printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
     done
@@ -139,7 +144,7 @@ qemu_path() { printf '%s' "${1//,/,,}"; } # commas are doubled in QEMU option va
 qemu=(
     nice -n "${RDMACHANNEL_GUEST_NICE:-15}"
     qemu-system-x86_64
-    -accel tcg,thread=multi -cpu "${RDMACHANNEL_GUEST_CPU:-max}"
+    -accel "tcg,thread=$tcg_thread" -cpu "${RDMACHANNEL_GUEST_CPU:-max}"
     -smp "${RDMACHANNEL_GUEST_SMP:-2}" -m "${RDMACHANNEL_GUEST_MEM:-3072}"
     -nographic -no-reboot -nic none
     -kernel "$GUEST_CACHE/vmlinuz" -initrd "$GUEST_CACHE/initramfs.gz"
@@ -151,7 +156,8 @@ qemu=(
 )
 
 guest_log "console log: $console_log"
-guest_log "booting the guest (timeout ${timeout_s}s): $*"
+printf '%q ' "${qemu[@]}" >"$results/qemu-command"
+guest_log "booting the guest (tcg thread=$tcg_thread, timeout ${timeout_s}s): $*"
 start=$SECONDS
 "${qemu[@]}" </dev/null >"$console_log" 2>&1 &
 qemu_pid=$!

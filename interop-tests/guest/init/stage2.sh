@@ -27,6 +27,8 @@ echo 5 >/proc/sys/kernel/printk 2>/dev/null || true
 ip link set lo up || fail "ip link set lo up failed"
 ip link add d0 type dummy || fail "cannot create the dummy device d0"
 ip addr add 192.0.2.1/24 dev d0 || fail "cannot set 192.0.2.1/24 on d0"
+# IPv6 too, for the rdma_cm tests over IPv6 (nodad: usable at once).
+ip -6 addr add 2001:db8::1/64 dev d0 nodad || fail "cannot set 2001:db8::1/64 on d0"
 ip link set d0 up || fail "cannot bring d0 up"
 rdma link add rxe0 type rxe netdev d0 || fail "rdma link add rxe0 type rxe netdev d0 failed"
 for _ in $(seq 50); do
@@ -35,10 +37,17 @@ for _ in $(seq 50); do
 done
 [[ -e /dev/infiniband/uverbs0 ]] || fail "no /dev/infiniband/uverbs0 after adding rxe0"
 [[ -e /dev/infiniband/rdma_cm ]] || fail "no /dev/infiniband/rdma_cm after adding rxe0"
+# rxe0's GID table follows d0's addresses (RoCE v2 GIDs ::ffff:192.0.2.1 and 2001:db8::1) through a work queue.
+gid6=2001:0db8:0000:0000:0000:0000:0000:0001
+for _ in $(seq 50); do
+    grep -qx "$gid6" /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null && break
+    sleep 0.1
+done
+grep -qx "$gid6" /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null || fail "rxe0 has no GID for 2001:db8::1"
 
 read -r uptime _ </proc/uptime
 echo "$uptime" >"$RESULTS/boot-seconds"
-log "rxe0 up on d0 (192.0.2.1) after ${uptime}s; running the command"
+log "rxe0 up on d0 (192.0.2.1, 2001:db8::1) after ${uptime}s; running the command"
 # The output goes to the results share, not the console: the emulated serial port manages only about 100 KB/s.
 status=0
 bash "$RESULTS/job.sh" </dev/null >"$RESULTS/output.log" 2>&1 || status=$?

@@ -1,5 +1,6 @@
 package io.rdmachannel.demo.bench;
 
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.function.Function;
  *
  * @param transports     the transports, in the order given.
  * @param provider       the RDMA provider to name in {@code rdmachannel.provider}, or null for the default one.
+ * @param address        the IP address the rdma and tcp servers listen on, or null for the loopback.
  * @param modes          the modes, in the order given.
  * @param workloads      the tests, in the order given.
  * @param sizes          message sizes in bytes, in the order given.
@@ -23,7 +25,8 @@ import java.util.function.Function;
  * @param plot           the PNG to draw, or null.
  * @param registered     rdma clients write from {@code RegisteredBuffers} (sent without the copy into the ring).
  */
-record BenchOptions(List<Transport> transports, String provider, List<Mode> modes, List<Workload> workloads,
+record BenchOptions(List<Transport> transports, String provider, InetAddress address, List<Mode> modes,
+    List<Workload> workloads,
     List<Integer> sizes, int iterations, int warmUp, long bytes, int busyPollMicros, int timeoutSeconds,
     boolean json, Path plot, boolean registered) {
 
@@ -41,6 +44,9 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
         options:
           --transport LIST    rdma, tcp (JDK NIO, loopback), uds (JDK NIO, Unix-domain) (default rdma,tcp,uds)
           --provider NAME     RDMA provider: shm or native (default: rdmachannel.provider, else native if usable)
+          --address IP        rdma and tcp listen on and connect to IP instead of the loopback; the native
+                              provider needs an address of the RDMA device's interface (192.0.2.1 in the
+                              soft-RoCE guest)
           --mode LIST         blocking, selector, busy-poll (default blocking,selector,busy-poll)
                               busy-poll: rdma blocking with RDMA_BUSY_POLL; tcp and uds a spinning non-blocking loop
           --test LIST         latency, bandwidth (default latency,bandwidth)
@@ -59,8 +65,8 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
         Exit status: 0 when every measurement ran, 1 when one failed or hung, 2 on bad arguments.
         """;
 
-    private static final List<String> VALUED = List.of("--transport", "--provider", "--mode", "--test", "--sizes",
-        "--iterations", "--warmup", "--bytes", "--busy-poll-us", "--timeout", "--plot");
+    private static final List<String> VALUED = List.of("--transport", "--provider", "--address", "--mode", "--test",
+        "--sizes", "--iterations", "--warmup", "--bytes", "--busy-poll-us", "--timeout", "--plot");
     private static final List<String> PROVIDERS = List.of("shm", "native");
     private static final String SIZE_SUFFIXES = "kmgt";
     private static final long MAX_SIZE = 64L << 20;
@@ -122,6 +128,7 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
     private static final class Builder {
         private List<Transport> transports = List.of(Transport.values());
         private String provider;
+        private InetAddress address;
         private List<Mode> modes = List.of(Mode.values());
         private List<Workload> workloads = List.of(Workload.values());
         private List<Integer> sizes = List.of(64, 4096, 65536);
@@ -138,6 +145,7 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
             switch (name) {
                 case "--transport" -> transports = list(name, value, Transport::of);
                 case "--provider" -> provider = provider(value);
+                case "--address" -> address = address(value);
                 case "--mode" -> modes = list(name, value, Mode::of);
                 case "--test" -> workloads = list(name, value, Workload::of);
                 case "--sizes" -> sizes = list(name, value, word -> (int) number(name, word, 1, MAX_SIZE, true));
@@ -151,8 +159,8 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
         }
 
         BenchOptions build() {
-            return new BenchOptions(transports, provider, modes, workloads, sizes, iterations, warmUp, bytes,
-                busyPollMicros, timeoutSeconds, json, plot, registered);
+            return new BenchOptions(transports, provider, address, modes, workloads, sizes, iterations, warmUp,
+                bytes, busyPollMicros, timeoutSeconds, json, plot, registered);
         }
     }
 
@@ -161,6 +169,18 @@ record BenchOptions(List<Transport> transports, String provider, List<Mode> mode
             throw new IllegalArgumentException("--provider takes shm or native, not '" + value + "'");
         }
         return value;
+    }
+
+    /**
+     * An IP address literal (no name lookup), IPv6 with or without brackets.
+     */
+    private static InetAddress address(final String value) {
+        final boolean bracketed = value.length() > 2 && value.startsWith("[") && value.endsWith("]");
+        try {
+            return InetAddress.ofLiteral(bracketed ? value.substring(1, value.length() - 1) : value);
+        } catch (final IllegalArgumentException ex) {
+            throw new IllegalArgumentException("--address takes an IPv4 or IPv6 address, not '" + value + "'");
+        }
     }
 
     private static Path plot(final String value) {

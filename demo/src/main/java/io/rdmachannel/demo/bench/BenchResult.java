@@ -14,11 +14,12 @@ import java.util.Arrays;
  * @param p50Us      median round trip in microseconds.
  * @param p99Us      99th percentile round trip in microseconds.
  * @param p999Us     99.9th percentile round trip in microseconds.
+ * @param meanUs     mean round trip in microseconds (what rdma-core's rstream reports, halved, as usec/xfer).
  * @param mbPerS     megabytes (10^6 bytes) per second.
  * @param msgsPerS   messages per second.
  */
 record BenchResult(String transport, String provider, String mode, String test, int size, long iterations,
-    Double p50Us, Double p99Us, Double p999Us, Double mbPerS, Double msgsPerS) {
+    Double p50Us, Double p99Us, Double p999Us, Double meanUs, Double mbPerS, Double msgsPerS) {
     private static final double NANOS_PER_MICRO = 1e3;
     private static final double NANOS_PER_SECOND = 1e9;
 
@@ -30,7 +31,7 @@ record BenchResult(String transport, String provider, String mode, String test, 
         Arrays.sort(roundTripNanos);
         return new BenchResult(transport, provider, mode, Workload.LATENCY.label(), size, roundTripNanos.length,
             micros(roundTripNanos, Percentiles.P50), micros(roundTripNanos, Percentiles.P99),
-            micros(roundTripNanos, Percentiles.P999), null, null);
+            micros(roundTripNanos, Percentiles.P999), mean(roundTripNanos) / NANOS_PER_MICRO, null, null);
     }
 
     /**
@@ -40,7 +41,7 @@ record BenchResult(String transport, String provider, String mode, String test, 
         final long messages, final long nanos) {
         final double seconds = Math.max(1, nanos) / NANOS_PER_SECOND;
         return new BenchResult(transport, provider, mode, Workload.BANDWIDTH.label(), size, messages, null, null,
-            null, messages * (double) size / 1e6 / seconds, messages / seconds);
+            null, null, messages * (double) size / 1e6 / seconds, messages / seconds);
     }
 
     /**
@@ -48,6 +49,14 @@ record BenchResult(String transport, String provider, String mode, String test, 
      */
     String series() {
         return transport + (provider == null ? "" : "/" + provider) + " " + mode;
+    }
+
+    private static double mean(final long[] nanos) {
+        double sum = 0;
+        for (final long value : nanos) {
+            sum += value;
+        }
+        return nanos.length == 0 ? Double.NaN : sum / nanos.length;
     }
 
     private static double micros(final long[] sorted, final int perMille) {

@@ -51,7 +51,7 @@ final class BenchRun {
             * options.sizes().size();
         progress = new ProgressLine(err, ProgressLine.isTerminal(), total);
         executor = newExecutor();
-        try (ServerProcess server = ServerProcess.start(options.transports())) {
+        try (ServerProcess server = ServerProcess.start(options.transports(), options.address())) {
             err.println("bench: server " + server.readyLine() + "; client pid " + ProcessHandle.current().pid()
                 + (provider == null ? "" : ", provider " + provider) + "; " + total + " measurements");
             // the transports of one mode, test and size are measured one right after the other, so the ratios

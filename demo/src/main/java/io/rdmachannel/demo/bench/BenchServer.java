@@ -5,6 +5,7 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -36,13 +37,14 @@ final class BenchServer {
     /**
      * Serve until stdin ends.
      *
-     * @param args a comma-separated list of transports.
+     * @param args a comma-separated list of transports, then optionally the IP address to listen on.
      */
     static void main(final String[] args) throws IOException {
-        if (args.length != 1) {
-            System.err.println("usage: BenchServer rdma,tcp,uds (started by BenchMain)");
+        if (args.length != 1 && args.length != 2) {
+            System.err.println("usage: BenchServer rdma,tcp,uds [ADDRESS] (started by BenchMain)");
             System.exit(2);
         }
+        final InetAddress address = args.length == 2 ? InetAddress.ofLiteral(args[1]) : null;
         final List<Transport> transports = new ArrayList<>();
         for (final String label : args[0].split(",")) {
             transports.add(Transport.of(label));
@@ -53,7 +55,7 @@ final class BenchServer {
         final PrintStream out = System.out;
         try {
             for (final Transport transport : transports) {
-                final ServerSocketChannel listener = transport.listen(socketDirectory);
+                final ServerSocketChannel listener = transport.listen(socketDirectory, address);
                 listeners.add(listener);
                 Thread.ofPlatform().daemon().name("bench-accept-" + transport.label())
                     .start(() -> server.accept(transport, listener));

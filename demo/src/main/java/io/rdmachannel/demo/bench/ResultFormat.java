@@ -14,7 +14,7 @@ final class ResultFormat {
 
     /**
      * One JSON object with the fields transport, provider, mode, test, size, iterations, p50_us, p99_us, p999_us,
-     * mb_per_s and msgs_per_s, in that order, null where they do not apply.
+     * mean_us, mb_per_s and msgs_per_s, in that order, null where they do not apply.
      */
     static String json(final BenchResult result) {
         return "{\"transport\":" + string(result.transport())
@@ -26,6 +26,7 @@ final class ResultFormat {
             + ",\"p50_us\":" + number(result.p50Us(), 3)
             + ",\"p99_us\":" + number(result.p99Us(), 3)
             + ",\"p999_us\":" + number(result.p999Us(), 3)
+            + ",\"mean_us\":" + number(result.meanUs(), 3)
             + ",\"mb_per_s\":" + number(result.mbPerS(), 3)
             + ",\"msgs_per_s\":" + number(result.msgsPerS(), 1)
             + "}";

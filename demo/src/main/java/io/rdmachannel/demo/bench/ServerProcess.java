@@ -3,6 +3,7 @@ package io.rdmachannel.demo.bench;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,11 +33,12 @@ final class ServerProcess implements AutoCloseable {
     }
 
     /**
-     * Start the server on {@code transports} and wait for its addresses.
+     * Start the server on {@code transports}, listening on {@code address} (the loopback when null), and wait for
+     * its addresses.
      *
      * @throws IOException when it exits or says something unexpected before it is ready.
      */
-    static ServerProcess start(final List<Transport> transports) throws IOException {
+    static ServerProcess start(final List<Transport> transports, final InetAddress address) throws IOException {
         final List<String> command = new ArrayList<>();
         final String java = System.getenv("RDMACHANNEL_JAVA");
         command.add(java != null && !java.isBlank() ? java : Path.of(System.getProperty("java.home"), "bin", "java")
@@ -51,6 +53,9 @@ final class ServerProcess implements AutoCloseable {
         }
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchServer.class.getName(),
             String.join(",", transports.stream().map(Transport::label).toList())));
+        if (address != null) {
+            command.add(address.getHostAddress());
+        }
         final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             final BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),

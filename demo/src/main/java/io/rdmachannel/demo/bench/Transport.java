@@ -24,8 +24,8 @@ enum Transport {
      */
     RDMA("rdma") {
         @Override
-        ServerSocketChannel listen(final Path socketDirectory) throws IOException {
-            return RdmaServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        ServerSocketChannel listen(final Path socketDirectory, final InetAddress address) throws IOException {
+            return RdmaServerSocketChannel.open().bind(new InetSocketAddress(orLoopback(address), 0));
         }
 
         @Override
@@ -38,8 +38,8 @@ enum Transport {
      */
     TCP("tcp") {
         @Override
-        ServerSocketChannel listen(final Path socketDirectory) throws IOException {
-            return ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        ServerSocketChannel listen(final Path socketDirectory, final InetAddress address) throws IOException {
+            return ServerSocketChannel.open().bind(new InetSocketAddress(orLoopback(address), 0));
         }
 
         @Override
@@ -54,7 +54,7 @@ enum Transport {
      */
     UDS("uds") {
         @Override
-        ServerSocketChannel listen(final Path socketDirectory) throws IOException {
+        ServerSocketChannel listen(final Path socketDirectory, final InetAddress address) throws IOException {
             return ServerSocketChannel.open(StandardProtocolFamily.UNIX)
                 .bind(UnixDomainSocketAddress.of(socketDirectory.resolve("bench.sock")));
         }
@@ -79,9 +79,10 @@ enum Transport {
     }
 
     /**
-     * Open a blocking server channel bound to a free local address ({@code socketDirectory} holds a Unix socket).
+     * Open a blocking server channel bound to a free port of {@code address} (the loopback when null; uds ignores
+     * it) or a Unix socket in {@code socketDirectory}.
      */
-    abstract ServerSocketChannel listen(Path socketDirectory) throws IOException;
+    abstract ServerSocketChannel listen(Path socketDirectory, InetAddress address) throws IOException;
 
     /**
      * Connect a blocking channel to an address printed by {@link #format(SocketAddress)}.
@@ -105,6 +106,10 @@ enum Transport {
             }
         }
         throw new IllegalArgumentException("unknown transport '" + label + "'");
+    }
+
+    private static InetAddress orLoopback(final InetAddress address) {
+        return address != null ? address : InetAddress.getLoopbackAddress();
     }
 
     private static InetSocketAddress inetAddress(final String address) {

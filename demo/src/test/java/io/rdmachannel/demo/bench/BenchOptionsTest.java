@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -20,6 +21,7 @@ class BenchOptionsTest {
 
         assertEquals(List.of(Transport.RDMA, Transport.TCP, Transport.UDS), options.transports());
         assertNull(options.provider());
+        assertNull(options.address());
         assertEquals(List.of(Mode.BLOCKING, Mode.SELECTOR, Mode.BUSY_POLL), options.modes());
         assertEquals(List.of(Workload.LATENCY, Workload.BANDWIDTH), options.workloads());
         assertEquals(List.of(64, 4096, 65536), options.sizes());
@@ -34,12 +36,14 @@ class BenchOptionsTest {
 
     @Test
     void shouldParseEveryOption() {
-        final BenchOptions options = BenchOptions.parse("--transport", "uds,rdma", "--provider=shm", "--mode",
-            "busy-poll", "--test", "bandwidth", "--sizes", "1,4k,2M", "--iterations", "5", "--warmup", "0",
-            "--bytes", "256m", "--busy-poll-us", "50", "--timeout", "9", "--json", "--plot", "out/b.png");
+        final BenchOptions options = BenchOptions.parse("--transport", "uds,rdma", "--provider=shm", "--address",
+            "[2001:db8::1]", "--mode", "busy-poll", "--test", "bandwidth", "--sizes", "1,4k,2M", "--iterations",
+            "5", "--warmup", "0", "--bytes", "256m", "--busy-poll-us", "50", "--timeout", "9", "--json", "--plot",
+            "out/b.png");
 
         assertEquals(List.of(Transport.UDS, Transport.RDMA), options.transports());
         assertEquals("shm", options.provider());
+        assertEquals(InetAddress.ofLiteral("2001:db8::1"), options.address());
         assertEquals(List.of(Mode.BUSY_POLL), options.modes());
         assertEquals(List.of(Workload.BANDWIDTH), options.workloads());
         assertEquals(List.of(1, 4096, 2 << 20), options.sizes());
@@ -75,6 +79,7 @@ class BenchOptionsTest {
         assertMessage("--mode: unknown mode 'polling'", "--mode", "polling");
         assertMessage("--test: unknown test 'throughput'", "--test", "throughput");
         assertMessage("--provider takes shm or native, not 'mlx5'", "--provider", "mlx5");
+        assertMessage("--address takes an IPv4 or IPv6 address, not 'localhost'", "--address", "localhost");
         assertMessage("--sizes takes a comma-separated list without empty entries, not '64,,128'", "--sizes",
             "64,,128");
         assertMessage("--mode names selector twice", "--mode", "selector,blocking,selector");

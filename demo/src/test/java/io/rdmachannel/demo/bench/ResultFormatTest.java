@@ -15,7 +15,7 @@ class ResultFormatTest {
 
         assertEquals("{\"transport\":\"rdma\",\"provider\":\"shm\",\"mode\":\"busy-poll\",\"test\":\"latency\","
             + "\"size\":64,\"iterations\":4,\"p50_us\":2.000,\"p99_us\":4.000,\"p999_us\":4.000,"
-            + "\"mb_per_s\":null,\"msgs_per_s\":null}", ResultFormat.json(result));
+            + "\"mean_us\":2.500,\"mb_per_s\":null,\"msgs_per_s\":null}", ResultFormat.json(result));
     }
 
     @Test
@@ -24,7 +24,7 @@ class ResultFormatTest {
 
         assertEquals("{\"transport\":\"tcp\",\"provider\":null,\"mode\":\"selector\",\"test\":\"bandwidth\","
             + "\"size\":65536,\"iterations\":1000,\"p50_us\":null,\"p99_us\":null,\"p999_us\":null,"
-            + "\"mb_per_s\":131.072,\"msgs_per_s\":2000.0}", ResultFormat.json(result));
+            + "\"mean_us\":null,\"mb_per_s\":131.072,\"msgs_per_s\":2000.0}", ResultFormat.json(result));
     }
 
     @Test

@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.nio.channels.ServerSocketChannel;
 import java.util.List;
@@ -27,7 +29,9 @@ import org.junit.jupiter.params.provider.Arguments;
  * test.
  * <p>
  * <b>IPv6.</b> {@link #IPV6} holds the same transports over the IPv6 loopback {@code ::1}, or nothing when this
- * machine cannot bind {@code ::1} (checked once, with the JDK's channels). They run only where the address family
+ * machine cannot bind {@code ::1} (checked once, with the JDK's channels), and the native transport over an IPv6
+ * address of the RDMA device's interface ({@code rdma-native-ipv6}; 2001:db8::1 in the soft-RoCE guest) when that
+ * address is configured on this machine. They run only where the address family
  * matters: the sources {@link #transportsBothFamilies()} and {@link #allModesBothFamilies()} (annotations
  * {@link AcrossTransportsAndFamilies} and {@link AcrossModesAndFamilies}) used by echo, half-close, connect, accept
  * and the address tests; everything else runs over IPv4 only, to keep the suite's run time down.
@@ -48,9 +52,10 @@ final class ContractTransports {
     /**
      * The transports over the IPv6 loopback; empty if the machine cannot bind {@code ::1}.
      */
-    static final List<ContractTransport> IPV6 = ipv6Loopback() == null ? List.of() : selected(Stream.of(
-        new JdkTcpTransport(JdkTcpTransport.NAME + "-ipv6", ipv6Loopback()),
-        new RdmaTransport(RdmaTransport.SHM + "-ipv6", "shm", ipv6Loopback())));
+    static final List<ContractTransport> IPV6 = selected(Stream.concat(ipv6Loopback() == null ? Stream.empty()
+        : Stream.of(new JdkTcpTransport(JdkTcpTransport.NAME + "-ipv6", ipv6Loopback()),
+            new RdmaTransport(RdmaTransport.SHM + "-ipv6", "shm", ipv6Loopback())),
+        Stream.ofNullable(nativeIpv6Transport())));
 
     /**
      * System property with a comma-separated list of transport names to run (all when unset), e.g.
@@ -65,6 +70,14 @@ final class ContractTransports {
     static final String NATIVE_ADDRESS_PROP_NAME = "rdmachannel.contract.native.address";
 
     /**
+     * System property with the IPv6 address the native transport's IPv6 listeners bind to: an address of the RDMA
+     * device's interface (rxe0's in the soft-RoCE guest, {@value #NATIVE_ADDRESS6_DEFAULT}).
+     */
+    static final String NATIVE_ADDRESS6_PROP_NAME = "rdmachannel.contract.native.address6";
+
+    private static final String NATIVE_ADDRESS6_DEFAULT = "2001:db8::1";
+
+    /**
      * The native transport when an RDMA device is usable here (the soft-RoCE guest), else nothing.
      */
     private static ContractTransport nativeTransport() {
@@ -77,6 +90,37 @@ final class ContractTransports {
         } catch (final UnknownHostException ex) {
             throw new IllegalStateException("bad " + NATIVE_ADDRESS_PROP_NAME, ex);
         }
+    }
+
+    /**
+     * The native transport over IPv6 when an RDMA device is usable here and the IPv6 address is one of this
+     * machine's, else nothing; an address given in {@link #NATIVE_ADDRESS6_PROP_NAME} must be one of this machine's.
+     */
+    private static ContractTransport nativeIpv6Transport() {
+        if (!RdmaProviders.byName("native").isAvailable()) {
+            return null;
+        }
+        final String configured = System.getProperty(NATIVE_ADDRESS6_PROP_NAME);
+        final InetAddress address;
+        try {
+            address = InetAddress.ofLiteral(configured != null ? configured : NATIVE_ADDRESS6_DEFAULT);
+        } catch (final IllegalArgumentException ex) {
+            throw new IllegalStateException("bad " + NATIVE_ADDRESS6_PROP_NAME + ": " + configured, ex);
+        }
+        if (!(address instanceof Inet6Address)) {
+            throw new IllegalStateException(NATIVE_ADDRESS6_PROP_NAME + " is not an IPv6 address: " + configured);
+        }
+        final boolean local;
+        try {
+            local = NetworkInterface.getByInetAddress(address) != null;
+        } catch (final SocketException ex) {
+            throw new IllegalStateException("cannot list the network interfaces", ex);
+        }
+        if (!local && configured != null) {
+            throw new IllegalStateException(NATIVE_ADDRESS6_PROP_NAME + "=" + configured
+                + " is not an address of this machine");
+        }
+        return local ? new RdmaTransport(RdmaTransport.NATIVE + "-ipv6", "native", address) : null;
     }
 
     private static List<ContractTransport> selected(final Stream<ContractTransport> transports) {
