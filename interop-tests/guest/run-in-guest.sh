@@ -22,7 +22,7 @@
 #
 # Environment: RDMACHANNEL_GUEST_CACHE, RDMACHANNEL_GUEST_TIMEOUT, RDMACHANNEL_GUEST_JAVA_HOME (default: a JDK 25
 # under /usr/lib/jvm), RDMACHANNEL_GUEST_SMP (2), RDMACHANNEL_GUEST_MEM (3072, MiB), RDMACHANNEL_GUEST_NICE (15),
-# RDMACHANNEL_GUEST_CPU (max: QEMU's -cpu model), RDMACHANNEL_GUEST_TCG_THREAD (multi: QEMU's -accel tcg,thread=...),
+# RDMACHANNEL_GUEST_CPU (max: QEMU's -cpu model), RDMACHANNEL_GUEST_TCG_THREAD (single: QEMU's -accel tcg,thread=...),
 # RDMACHANNEL_GUEST_JAVA_OPTIONS (JVM options added to JAVA_TOOL_OPTIONS of every JVM in the guest).
 set -euo pipefail
 
@@ -73,7 +73,7 @@ done
 [[ $# -gt 0 ]] || guest_die "no command given (usage: run-in-guest.sh [options] -- command [args...])"
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || guest_die "--timeout must be a positive number of seconds, not '$timeout_s'"
 cwd="$(cd "$cwd" && pwd)" || guest_die "no such directory: $cwd"
-tcg_thread="${RDMACHANNEL_GUEST_TCG_THREAD:-multi}"
+tcg_thread="${RDMACHANNEL_GUEST_TCG_THREAD:-single}"
 [[ $tcg_thread == single || $tcg_thread == multi ]] ||
     guest_die "RDMACHANNEL_GUEST_TCG_THREAD must be single or multi, not '$tcg_thread'"
 
