@@ -11,6 +11,8 @@ module io.rdmachannel.channel {
     exports io.rdmachannel.channel.cm;
     // The stream engine's seam, for the NIO face only.
     exports io.rdmachannel.channel.stream to io.rdmachannel.nio;
+    // The platform's channels and the host's addresses, for the NIO face's drop-in.
+    exports io.rdmachannel.channel.internal to io.rdmachannel.nio;
 
     uses io.rdmachannel.channel.spi.RdmaProvider;
 

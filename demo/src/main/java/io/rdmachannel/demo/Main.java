@@ -47,7 +47,8 @@ public final class Main {
     private static final int MAX_WARM_UP = 10_000;
     private static final long POLL_MILLIS = 100;
     private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
-        "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED");
+        "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
+        "--enable-native-access=ALL-UNNAMED");
 
     private Main() {
     }

@@ -246,9 +246,10 @@ final class RdmaCmAttempt implements CmConnection {
     private ConnectException rejected(CmEvent event) {
         byte[] data = event.privateData();
         if (event.status() == IB_CM_REJ_CONSUMER_DEFINED && data.length > 0 && data[0] != 0) {
-            return new ConnectException(RejectReason.fromCode(data[0]).message());
+            return RejectReason.fromCode(data[0]).exception();
         }
-        return new ConnectException("Connection refused");
+        // rejected by the CM, not by a listener: no listener for the service ID (IB_CM_REJ_INVALID_SERVICE_ID, 8)
+        return RejectReason.NO_LISTENER.exception();
     }
 
     private IOException unreachable(CmEvent event) {

@@ -9,10 +9,16 @@ import static java.net.StandardSocketOptions.SO_SNDBUF;
 import static java.net.StandardSocketOptions.TCP_NODELAY;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_BUSY_POLL;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_INLINE_SIZE;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH_POLICY;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE;
 
+import java.io.IOException;
+import java.net.SocketException;
 import java.net.SocketOption;
+import java.nio.channels.NetworkChannel;
+import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -27,9 +33,12 @@ import io.rdmachannel.channel.stream.StreamOptions;
 final class OptionValues {
     static final Set<SocketOption<?>> CLIENT_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_REUSEADDR,
         SO_LINGER, TCP_NODELAY, IP_TOS, RDMA_SEND_QUEUE_SIZE, RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE,
-        RDMA_BUSY_POLL);
+        RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH);
     static final Set<SocketOption<?>> SERVER_OPTIONS = Set.of(SO_RCVBUF, SO_REUSEADDR, RDMA_SEND_QUEUE_SIZE,
-        RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL);
+        RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH);
+    /** The options a channel's TCP path takes over from what the application set. */
+    private static final Set<SocketOption<?>> PLATFORM_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE,
+        SO_REUSEADDR, SO_LINGER, TCP_NODELAY, IP_TOS);
 
     private final StreamOptions stream = new StreamOptions();
     private int sendBuffer = stream.sendBufferSize();
@@ -39,6 +48,9 @@ final class OptionValues {
     private boolean noDelay;
     private int trafficClass;
     private int busyPollMicros = (int) (stream.busyPollNanos() / 1000);
+    private RdmaPathPolicy pathPolicy;
+    /** The standard options the application set, in order: a TCP path applies these and no others. */
+    private final Set<SocketOption<?>> setByApplication = new LinkedHashSet<>();
 
     OptionValues(final boolean reuseAddress) {
         this.reuseAddress = reuseAddress;
@@ -51,6 +63,7 @@ final class OptionValues {
         final OptionValues child = new OptionValues(false);
         child.receiveBuffer = receiveBuffer;
         child.busyPollMicros = busyPollMicros;
+        child.pathPolicy = pathPolicy;
         child.stream.receiveBufferSize(stream.receiveBufferSize()).sendQueueSize(stream.sendQueueSize())
             .receiveQueueSize(stream.receiveQueueSize()).inlineSize(stream.inlineSize())
             .busyPollNanos(stream.busyPollNanos());
@@ -74,7 +87,19 @@ final class OptionValues {
         }
     }
 
+    /**
+     * Refuse to set a read-only option, as the JDK refuses {@code SO_PEERCRED}.
+     */
+    static void checkSettable(final SocketOption<?> name) throws SocketException {
+        if (name == RDMA_PATH) {
+            throw new SocketException(name + " cannot be set");
+        }
+    }
+
     void set(final SocketOption<?> name, final Object value) {
+        if (PLATFORM_OPTIONS.contains(name)) {
+            setByApplication.add(name);
+        }
         if (name == SO_SNDBUF) {
             sendBuffer = bufferSize((Integer) value);
             stream.sendBufferSize(clampRing(sendBuffer));
@@ -108,6 +133,8 @@ final class OptionValues {
             }
             stream.busyPollNanos(TimeUnit.MICROSECONDS.toNanos(micros));
             busyPollMicros = micros;
+        } else if (name == RDMA_PATH_POLICY) {
+            pathPolicy = (RdmaPathPolicy) Objects.requireNonNull(value, "RDMA_PATH_POLICY");
         } else {
             throw new AssertionError(name);
         }
@@ -136,8 +163,37 @@ final class OptionValues {
             return stream.inlineSize();
         } else if (name == RDMA_BUSY_POLL) {
             return busyPollMicros;
+        } else if (name == RDMA_PATH_POLICY) {
+            return pathPolicy;
         }
         throw new AssertionError(name);
+    }
+
+    /**
+     * The policy the application set, or null.
+     */
+    RdmaPathPolicy pathPolicy() {
+        return pathPolicy;
+    }
+
+    /**
+     * Whether a standard option goes to the platform channel of a TCP path.
+     */
+    static boolean isPlatformOption(final SocketOption<?> name) {
+        return PLATFORM_OPTIONS.contains(name);
+    }
+
+    /**
+     * Give a TCP path's platform channel the standard options the application set (and no others: its defaults
+     * stay the platform's).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    void applyTo(final NetworkChannel channel) throws IOException {
+        for (final SocketOption<?> name : setByApplication) {
+            if (channel.supportedOptions().contains(name)) {
+                channel.setOption((SocketOption) name, get(name));
+            }
+        }
     }
 
     int linger() {

@@ -1,5 +1,7 @@
 package io.rdmachannel.nio;
 
+import java.nio.channels.SelectableChannel;
+
 /**
  * What {@link RdmaSelector} needs from a channel (the JDK's SelChImpl).
  */
@@ -19,6 +21,17 @@ interface RdmaSelectableChannel {
      */
     default long busyPollNanos() {
         return 0;
+    }
+
+    /**
+     * The platform channel that carries this channel's I/O in part or whole (a TCP connection, a TCP listener), which
+     * a selector waits on in its platform selector with the key's interest; its ready operations are this channel's.
+     * It may appear after registration (a connect that falls back to TCP); the channel then reports readiness.
+     *
+     * @return the platform channel, non-blocking while this channel is registered, or null.
+     */
+    default SelectableChannel platformChannel() {
+        return null;
     }
 
     /**

@@ -10,8 +10,10 @@ import java.nio.channels.spi.AbstractSelectionKey;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A registration of an RDMA channel with an {@link RdmaSelector}. Interest changes never block: they set the field
- * and queue the key for the next selection.
+ * A registration with an {@link RdmaSelector}: of an RDMA channel, whose readiness comes from its endpoint and, when
+ * it has one, its platform channel; or of a platform channel (a JDK datagram channel, pipe, Unix-domain or TCP
+ * channel), whose readiness comes from the selector's platform selector. Interest changes never block: they set the
+ * field and queue the key for the next selection.
  */
 final class RdmaSelectionKey extends AbstractSelectionKey {
     private static final VarHandle INTEREST_OPS;
@@ -26,6 +28,8 @@ final class RdmaSelectionKey extends AbstractSelectionKey {
 
     private final SelectableChannel channel;
     private final RdmaSelector selector;
+    /** The channel as an RDMA channel, or null for a platform channel. */
+    private final RdmaSelectableChannel rdma;
     private final AtomicBoolean queued = new AtomicBoolean();
     private volatile int interestOps;
     private volatile int readyOps;
@@ -33,10 +37,20 @@ final class RdmaSelectionKey extends AbstractSelectionKey {
     RdmaSelectionKey nextQueued;
     /** The selection round that last checked this key. Selection thread only. */
     long checkedRound;
+    /** The selection round that last found this key ready, and what it found. Selection thread only. */
+    long readyRound;
+    int roundReady;
+    /**
+     * The registration of the platform channel with the selector's platform selector, attached to this key, or null.
+     * Written by the selection thread holding the channel's blocking lock.
+     */
+    volatile SelectionKey platformKey;
 
-    RdmaSelectionKey(final SelectableChannel channel, final RdmaSelector selector) {
+    RdmaSelectionKey(final SelectableChannel channel, final RdmaSelector selector,
+        final RdmaSelectableChannel rdma) {
         this.channel = channel;
         this.selector = selector;
+        this.rdma = rdma;
     }
 
     @Override
@@ -105,8 +119,31 @@ final class RdmaSelectionKey extends AbstractSelectionKey {
         readyOps = ops;
     }
 
+    /**
+     * The channel as an RDMA channel.
+     *
+     * @return the channel, or null for a platform channel.
+     */
     RdmaSelectableChannel rdmaChannel() {
-        return (RdmaSelectableChannel) channel;
+        return rdma;
+    }
+
+    /**
+     * The platform channel readiness comes from: the channel itself for a platform channel, else the RDMA channel's
+     * current one (or null).
+     */
+    SelectableChannel platformChannel() {
+        return rdma == null ? channel : rdma.platformChannel();
+    }
+
+    /**
+     * Cancel the platform registration if this key is cancelled (the channel is about to block).
+     */
+    void releasePlatformIfCancelled() {
+        final SelectionKey current = platformKey;
+        if (current != null && !isValid()) {
+            current.cancel();
+        }
     }
 
     /**

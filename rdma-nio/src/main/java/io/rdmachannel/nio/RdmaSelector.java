@@ -1,8 +1,12 @@
 package io.rdmachannel.nio;
 
 import java.io.IOException;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.IllegalSelectorException;
+import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.spi.AbstractSelectableChannel;
@@ -23,21 +27,38 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
+import io.rdmachannel.channel.internal.PlatformChannels;
+
 /**
- * A selector for RDMA channels (the JDK's SelectorImpl with the epoll set replaced by readiness queues).
+ * A selector for RDMA channels and the platform's selectable channels together (the JDK's SelectorImpl with the
+ * epoll set replaced by readiness queues, plus a platform selector underneath).
  *
- * <p>A key is checked (its channel's ready ops read) only when it may have changed: when it is registered, when its
- * interest changes, when its channel's endpoint reported, and at every selection after it was found ready (level
- * triggered, like epoll). A key found not ready is armed and then left alone until its endpoint reports, so idle
- * keys cost nothing. Waiting is on a {@link ReentrantLock} condition so a virtual thread unmounts; the selection
- * lock is a {@link ReentrantLock} too (not the selector's monitor, as in the JDK).
+ * <p>RDMA readiness: a key is checked (its channel's ready ops read) only when it may have changed: when it is
+ * registered, when its interest changes, when its channel's endpoint reported, and at every selection after it was
+ * found ready (level triggered, like epoll). A key found not ready is armed and then left alone until its endpoint
+ * reports, so idle keys cost nothing.
+ *
+ * <p>Platform readiness: a platform channel registered here (a datagram channel, a pipe, a Unix-domain or TCP
+ * channel of the platform), and the platform channel of an RDMA channel (its TCP connection or listener), are
+ * registered with a platform selector of this selector's own, opened on first need, with the key as attachment; a
+ * selection polls it, and waits in it when it has registrations, where RDMA readiness, interest changes and
+ * {@link #wakeup()} reach it through its {@code wakeup()}. Without platform registrations a selection waits on a
+ * {@link ReentrantLock} condition, so a virtual thread unmounts. A key's ready set is the union of both parts.
  *
  * <p>Busy polling: when a registered channel with interest has {@code RDMA_BUSY_POLL} set, a selection that finds
  * nothing ready polls the registered keys on its own thread for up to the longest such time before it arms them
  * and parks, so a message arriving meanwhile is seen without a wake-up, a thread hop, or a wake-up message the peer
  * would have to send to an armed completion queue.
+ *
+ * <p>One difference from the JDK's selectors: the platform registration of a platform channel whose key was
+ * cancelled lasts until this selector's next selection, so until then that channel cannot be put in blocking mode
+ * ({@link IllegalBlockingModeException}); RDMA channels release it themselves when put in blocking mode.
  */
 final class RdmaSelector extends AbstractSelector {
+    private static final int WAIT_NONE = 0;
+    private static final int WAIT_CONDITION = 1;
+    private static final int WAIT_PLATFORM = 2;
+
     private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
     private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
     private final Set<SelectionKey> selectedKeys = new HashSet<>();
@@ -54,18 +75,30 @@ final class RdmaSelector extends AbstractSelector {
     private final ArrayList<RdmaSelectionKey> readyLastTime = new ArrayList<>();
     /** The keys one round of a selection checks. Selection thread only. */
     private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
+    /** The keys one round found ready, each once, with what it found in {@link RdmaSelectionKey#roundReady}. */
+    private final ArrayList<RdmaSelectionKey> touched = new ArrayList<>();
     /** Numbers the rounds of the selections, so a key is checked at most once per round. */
     private long round;
-    /** The registered keys, copied on registration and deregistration (rare), read by a spinning selection. */
+    /** The RDMA channels' keys, copied on registration and deregistration (rare), read by a spinning selection. */
     private volatile RdmaSelectionKey[] registered = new RdmaSelectionKey[0];
     private final Object registeredLock = new Object();
+
+    /** The platform selector, opened by the first platform registration; closed with this selector. */
+    private volatile AbstractSelector platform;
+    /** Keys with a platform registration. Selection thread only. */
+    private int platformKeys;
+    /** Whether platform registrations were cancelled since the platform selector last dropped them. */
+    private boolean platformCancelled;
+    // made once: method references written in the loop would be new objects on every selection
+    private final Consumer<SelectionKey> platformReady = this::onPlatformReady;
+    private final Consumer<SelectionKey> ignoreReady = key -> { };
 
     private final ReentrantLock waitLock = new ReentrantLock();
     private final Condition woken = waitLock.newCondition();
     // Fields guarded by waitLock; wakeupPending is also read, without the lock, by a spinning selection
     private volatile boolean wakeupPending;
-    /** Whether the selection thread is (about to be) parked: only then does an offer take the wait lock. */
-    private volatile boolean waiting;
+    /** Where the selection thread is (about to be) parked: only then does an offer wake it. */
+    private volatile int waitMode;
 
     RdmaSelector(final RdmaSelectorProvider provider) {
         super(provider);
@@ -131,16 +164,22 @@ final class RdmaSelector extends AbstractSelector {
         } finally {
             waitLock.unlock();
         }
+        // the write of wakeupPending above and the read of waitMode below pair with the selection's write of
+        // waitMode and its read of wakeupPending: one of the two sides sees the other
+        if (waitMode == WAIT_PLATFORM) {
+            platform.wakeup();
+        }
         return this;
     }
 
     @Override
     protected SelectionKey register(final AbstractSelectableChannel channel, final int ops, final Object attachment) {
-        if (!(channel instanceof RdmaSelectableChannel rdmaChannel)) {
+        final RdmaSelectableChannel rdmaChannel = channel instanceof RdmaSelectableChannel rdma ? rdma : null;
+        if (rdmaChannel == null && !isPlatformChannel(channel)) {
             throw new IllegalSelectorException();
         }
         ensureOpen();
-        final RdmaSelectionKey key = new RdmaSelectionKey(channel, this);
+        final RdmaSelectionKey key = new RdmaSelectionKey(channel, this, rdmaChannel);
         if (attachment != null) {
             key.attach(attachment);
         }
@@ -151,16 +190,29 @@ final class RdmaSelector extends AbstractSelector {
             key.cancel();
             throw new ClosedSelectorException();
         }
-        synchronized (registeredLock) {
-            final RdmaSelectionKey[] current = registered;
-            final RdmaSelectionKey[] larger = Arrays.copyOf(current, current.length + 1);
-            larger[current.length] = key;
-            registered = larger;
+        if (rdmaChannel != null) {
+            synchronized (registeredLock) {
+                final RdmaSelectionKey[] current = registered;
+                final RdmaSelectionKey[] larger = Arrays.copyOf(current, current.length + 1);
+                larger[current.length] = key;
+                registered = larger;
+            }
+            rdmaChannel.relay().addKey(key);
         }
-        rdmaChannel.relay().addKey(key);
         key.interestOps(ops);
         key.maybeReady();
         return key;
+    }
+
+    /**
+     * Whether a channel can be registered with the platform selector: a channel of the platform's provider.
+     */
+    private static boolean isPlatformChannel(final SelectableChannel channel) {
+        try {
+            return channel.provider() == PlatformChannels.provider();
+        } catch (final IllegalStateException ex) {
+            return false;
+        }
     }
 
     @Override
@@ -180,6 +232,12 @@ final class RdmaSelector extends AbstractSelector {
             takeOffered();
             candidates.clear();
             readyLastTime.clear();
+            touched.clear();
+            final AbstractSelector inner = platform;
+            if (inner != null) {
+                // drops the platform registrations and releases the platform channels closed meanwhile
+                inner.close();
+            }
         } finally {
             selectLock.unlock();
         }
@@ -198,15 +256,18 @@ final class RdmaSelector extends AbstractSelector {
             head = maybeReady.get();
             key.nextQueued = head;
         } while (!maybeReady.compareAndSet(head, key));
-        // the push above and the read of waiting below pair with the selection's write of waiting and its read of
-        // the stack in await: one of the two sides sees the other
-        if (waiting) {
+        // the push above and the read of waitMode below pair with the selection's write of waitMode and its read of
+        // the stack before it waits: one of the two sides sees the other
+        final int mode = waitMode;
+        if (mode == WAIT_CONDITION) {
             waitLock.lock();
             try {
                 woken.signalAll();
             } finally {
                 waitLock.unlock();
             }
+        } else if (mode == WAIT_PLATFORM) {
+            platform.wakeup();
         }
     }
 
@@ -258,55 +319,116 @@ final class RdmaSelector extends AbstractSelector {
         }
     }
 
-    private int doSelect(final Consumer<SelectionKey> action, final long timeout) {
-        final long deadline = timeout > 0 ? System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout) : 0;
+    /**
+     * Rounds of checking until one finds a key ready, or the selection may not wait any longer (a selectNow, the
+     * deadline, a wakeup, an interrupt, the close). Between rounds it spins (busy polling) or waits; it never returns
+     * early with nothing ready while it may still wait.
+     */
+    private int doSelect(final Consumer<SelectionKey> action, final long timeout) throws IOException {
+        final long deadline = timeout > 0 ? Math.max(1, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout))
+            : 0;
         processDeregisterQueue();
-        int updated = 0;
         while (true) {
+            final boolean last = timeout == 0 || mustReturn() || deadline != 0 && System.nanoTime() - deadline >= 0;
             // with busy polling, keys found not ready stay unarmed while the selection spins: an armed completion
             // queue would make the peer send a wake-up for every message
-            final long spin = timeout == 0 ? 0 : busyPollNanos();
-            round++;
-            candidates.clear();
-            for (int i = 0; i < readyLastTime.size(); i++) {
-                candidates.add(readyLastTime.get(i));
-            }
-            readyLastTime.clear();
-            takeOffered();
-            boolean anyReady = false;
-            for (int i = 0; i < candidates.size(); i++) {
-                final RdmaSelectionKey key = candidates.get(i);
-                if (key.checkedRound == round) {
-                    continue;
-                }
-                key.checkedRound = round;
-                final int ready = check(key, spin == 0);
-                if (ready != 0) {
-                    anyReady = true;
-                    updated += update(key, ready, action);
-                } else if (action == null && key.isValid() && !selectedKeys.contains(key)) {
-                    // as the JDK: a polled key outside the selected set gets its ready set replaced, even by 0
-                    key.readyOps(0);
-                }
-            }
-            candidates.clear();
+            final long spin = last ? 0 : busyPollNanos();
+            beginRound();
+            checkCandidates(spin == 0);
+            pollPlatform();
+            final boolean found = !touched.isEmpty();
+            final int updated = applyRound(action);
             processDeregisterQueue();
-            if (anyReady || timeout == 0) {
+            if (found || last) {
                 return updated;
             }
             if (spin > 0) {
-                final int found = spinThenArm(action, spin, deadline);
-                if (found >= 0) {
-                    return updated + found;
+                final int spun = spinThenArm(action, spin, deadline);
+                if (spun >= 0) {
+                    return spun;
                 }
-                if (maybeReady.get() != null) {
+                if (maybeReady.get() != null || mustReturn()) {
                     continue;
                 }
             }
-            if (!await(deadline)) {
-                return updated;
+            await(deadline);
+        }
+    }
+
+    private boolean mustReturn() {
+        return wakeupPending || !isOpen() || Thread.currentThread().isInterrupted();
+    }
+
+    private void beginRound() {
+        round++;
+        touched.clear();
+    }
+
+    /**
+     * Check the keys that may have changed: those found ready last time and those offered. Each gets its platform
+     * registration brought up to date and its RDMA endpoint read (and armed if not ready and {@code arm} is set).
+     */
+    private void checkCandidates(final boolean arm) {
+        for (int i = 0; i < readyLastTime.size(); i++) {
+            candidates.add(readyLastTime.get(i));
+        }
+        readyLastTime.clear();
+        takeOffered();
+        for (int i = 0; i < candidates.size(); i++) {
+            final RdmaSelectionKey key = candidates.get(i);
+            if (key.checkedRound == round || !key.isValid()) {
+                continue;
+            }
+            key.checkedRound = round;
+            if (key.rdmaChannel() != null) {
+                final int ready = check(key, arm);
+                if (ready != 0) {
+                    touch(key, ready);
+                }
+            }
+            // after the check: checking may have moved the channel to a platform channel (a connect falling back)
+            syncPlatform(key);
+        }
+    }
+
+    /**
+     * Record what a key was found ready for in this round (the union over its RDMA and platform parts).
+     */
+    private void touch(final RdmaSelectionKey key, final int ready) {
+        if (key.readyRound != round) {
+            key.readyRound = round;
+            key.roundReady = ready;
+            touched.add(key);
+        } else {
+            key.roundReady |= ready;
+        }
+    }
+
+    /**
+     * Update the keys found ready in this round; as the JDK, a checked key outside the selected set that was not
+     * ready gets its ready set replaced by 0.
+     *
+     * @return the number of keys updated.
+     */
+    private int applyRound(final Consumer<SelectionKey> action) {
+        int updated = 0;
+        for (int i = 0; i < touched.size(); i++) {
+            final RdmaSelectionKey key = touched.get(i);
+            if (key.isValid()) {
+                updated += update(key, key.roundReady, action);
             }
         }
+        if (action == null) {
+            for (int i = 0; i < candidates.size(); i++) {
+                final RdmaSelectionKey key = candidates.get(i);
+                if (key.readyRound != round && key.isValid() && key.rdmaChannel() != null
+                    && !selectedKeys.contains(key)) {
+                    key.readyOps(0);
+                }
+            }
+        }
+        candidates.clear();
+        return updated;
     }
 
     /**
@@ -323,22 +445,20 @@ final class RdmaSelector extends AbstractSelector {
     }
 
     /**
-     * Poll every registered key with interest until one is ready, something is offered, a wakeup, an interrupt,
-     * the close, the deadline, or {@code spin} nanoseconds passed; then, if nothing was found, arm the keys that are
-     * not ready and look once more, as {@link #check} does.
+     * Poll every registered key with interest (and the platform selector) until one is ready, something is offered,
+     * a wakeup, an interrupt, the close, the deadline, or {@code spin} nanoseconds passed; then, if nothing was found,
+     * arm the keys that are not ready and look once more, as {@link #check} does.
      *
      * @return the number of keys updated, or -1 if none was found ready (the selection goes on: it looks at the
-     *     offered keys or parks).
+     *     offered keys or waits).
      */
-    private int spinThenArm(final Consumer<SelectionKey> action, final long spin, final long deadline) {
+    private int spinThenArm(final Consumer<SelectionKey> action, final long spin, final long deadline)
+        throws IOException {
         final long end = deadline == 0 ? System.nanoTime() + spin
             : Math.min(deadline, System.nanoTime() + spin);
         do {
-            if (maybeReady.get() != null) {
+            if (maybeReady.get() != null || mustReturn()) {
                 return -1;
-            }
-            if (wakeupPending || !isOpen() || Thread.currentThread().isInterrupted()) {
-                return 0;
             }
             final int found = pollRegistered(action, false);
             if (found >= 0) {
@@ -350,27 +470,31 @@ final class RdmaSelector extends AbstractSelector {
     }
 
     /**
-     * Read the readiness of every registered key with interest, arming those not ready if asked.
+     * One round over every registered RDMA key with interest, arming those not ready if asked, and the platform
+     * selector.
      *
      * @return the number of keys updated, or -1 if none was ready.
      */
-    private int pollRegistered(final Consumer<SelectionKey> action, final boolean arm) {
-        int updated = -1;
+    private int pollRegistered(final Consumer<SelectionKey> action, final boolean arm) throws IOException {
+        beginRound();
         for (final RdmaSelectionKey key : registered) {
-            if (!key.isValid() || key.rawInterestOps() == 0) {
-                continue;
-            }
-            final int ready = check(key, arm);
-            if (ready != 0) {
-                updated = Math.max(updated, 0) + update(key, ready, action);
+            if (key.isValid() && key.rawInterestOps() != 0) {
+                final int ready = check(key, arm);
+                if (ready != 0) {
+                    touch(key, ready);
+                }
             }
         }
-        return updated;
+        pollPlatform();
+        if (touched.isEmpty()) {
+            return -1;
+        }
+        return applyRound(action);
     }
 
     /**
-     * Read a key's readiness; arm its endpoint if it is not ready and {@code arm} is set. Keys without interest are
-     * neither read nor armed (a hung-up idle key costs nothing).
+     * Read a key's RDMA readiness; arm its endpoint if it is not ready and {@code arm} is set. Keys without interest
+     * are neither read nor armed (a hung-up idle key costs nothing).
      */
     private int check(final RdmaSelectionKey key, final boolean arm) {
         if (!key.isValid()) {
@@ -412,33 +536,166 @@ final class RdmaSelector extends AbstractSelector {
         return 0;
     }
 
+    // -- the platform part
+
     /**
-     * Park until a key is offered, a wakeup, an interrupt, the close or the deadline.
-     *
-     * @return true if keys were offered and the selection should look again.
+     * Bring a key's platform registration up to date: register its platform channel (now there is one), drop a
+     * registration whose channel changed or was cancelled, and give it the key's interest.
      */
-    private boolean await(final long deadline) {
+    private void syncPlatform(final RdmaSelectionKey key) {
+        final SelectableChannel wanted = key.platformChannel();
+        SelectionKey current = key.platformKey;
+        if (current != null && (current.channel() != wanted || !current.isValid())) {
+            current.cancel();
+            key.platformKey = null;
+            platformKeys--;
+            platformCancelled = true;
+            current = null;
+        }
+        if (wanted == null) {
+            return;
+        }
+        final int interest = key.rawInterestOps() & wanted.validOps();
+        if (current != null) {
+            try {
+                if (current.interestOps() != interest) {
+                    current.interestOps(interest);
+                }
+            } catch (final CancelledKeyException ex) {
+                // the platform channel closed; its key goes with it
+            }
+            return;
+        }
+        // the channel's blocking lock: a channel put in blocking mode meanwhile is not registered behind its back
+        synchronized (key.channel().blockingLock()) {
+            if (!key.isValid() || wanted.isBlocking()) {
+                return;
+            }
+            try {
+                key.platformKey = registerPlatform(wanted, interest, key);
+                platformKeys++;
+            } catch (final ClosedChannelException | IllegalBlockingModeException | CancelledKeyException ex) {
+                // closed or put in blocking mode meanwhile: the key is going away
+            }
+        }
+    }
+
+    private SelectionKey registerPlatform(final SelectableChannel channel, final int interest,
+        final RdmaSelectionKey key) throws ClosedChannelException {
+        final AbstractSelector inner = platformSelector();
+        try {
+            return channel.register(inner, interest, key);
+        } catch (final CancelledKeyException ex) {
+            // registered before under a key cancelled since: let the platform selector drop it, then register
+            flushPlatform();
+            return channel.register(inner, interest, key);
+        }
+    }
+
+    private AbstractSelector platformSelector() {
+        AbstractSelector inner = platform;
+        if (inner == null) {
+            try {
+                inner = PlatformChannels.provider().openSelector();
+            } catch (final IOException ex) {
+                throw new IllegalStateException("cannot open the platform selector for platform channels", ex);
+            }
+            platform = inner;
+        }
+        return inner;
+    }
+
+    /**
+     * Poll the platform selector, touching the keys whose platform channel is ready.
+     */
+    private void pollPlatform() throws IOException {
+        if (platformKeys > 0) {
+            platform.selectNow(platformReady);
+        }
+    }
+
+    private void onPlatformReady(final SelectionKey platformKey) {
+        final RdmaSelectionKey key = (RdmaSelectionKey) platformKey.attachment();
+        if (!key.isValid()) {
+            return;
+        }
+        try {
+            final int ready = platformKey.readyOps() & key.rawInterestOps();
+            if (ready != 0) {
+                touch(key, ready);
+            }
+        } catch (final CancelledKeyException ex) {
+            // the platform channel closed during the selection
+        }
+    }
+
+    /**
+     * Have the platform selector drop its cancelled registrations, which also releases platform channels closed
+     * meanwhile (the JDK closes a registered channel's socket when its last selector drops it).
+     */
+    private void flushPlatform() {
+        platformCancelled = false;
+        final AbstractSelector inner = platform;
+        if (inner != null) {
+            try {
+                inner.selectNow(ignoreReady);
+            } catch (final IOException ex) {
+                throw new IllegalStateException("the platform selector failed", ex);
+            }
+        }
+    }
+
+    // -- waiting
+
+    /**
+     * Park until a key is offered, a wakeup, an interrupt, the close, the deadline, or (with platform
+     * registrations) a platform channel is ready. The caller looks again in any case.
+     */
+    private void await(final long deadline) throws IOException {
+        if (platformKeys > 0) {
+            awaitPlatform(deadline);
+            return;
+        }
         waitLock.lock();
         try {
-            waiting = true;
-            while (maybeReady.get() == null && !wakeupPending && isOpen() && !Thread.currentThread().isInterrupted()) {
+            waitMode = WAIT_CONDITION;
+            while (maybeReady.get() == null && !mustReturn()) {
                 if (deadline == 0) {
                     woken.await();
                 } else {
                     final long remaining = deadline - System.nanoTime();
                     if (remaining <= 0) {
-                        return false;
+                        return;
                     }
                     woken.awaitNanos(remaining);
                 }
             }
-            return maybeReady.get() != null && !wakeupPending && isOpen() && !Thread.currentThread().isInterrupted();
         } catch (final InterruptedException ex) {
             Thread.currentThread().interrupt();
-            return false;
         } finally {
-            waiting = false;
+            waitMode = WAIT_NONE;
             waitLock.unlock();
+        }
+    }
+
+    private void awaitPlatform(final long deadline) throws IOException {
+        final AbstractSelector inner = platform;
+        waitMode = WAIT_PLATFORM;
+        try {
+            if (maybeReady.get() != null || mustReturn()) {
+                return;
+            }
+            if (deadline == 0) {
+                inner.select(ignoreReady);
+                return;
+            }
+            final long remaining = deadline - System.nanoTime();
+            if (remaining > 0) {
+                // round up: a platform wait shorter than asked would make the selection return before its deadline
+                inner.select(ignoreReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999)));
+            }
+        } finally {
+            waitMode = WAIT_NONE;
         }
     }
 
@@ -451,45 +708,62 @@ final class RdmaSelector extends AbstractSelector {
         }
     }
 
+    // -- deregistration
+
     /**
-     * Deregister the cancelled keys; release the endpoints of closed channels that have no registration left.
+     * Deregister the cancelled keys; release the endpoints of closed channels that have no registration left, and
+     * have the platform selector drop the platform registrations of those keys.
      */
     private void processDeregisterQueue() {
         final Set<SelectionKey> cancelled = cancelledKeys();
-        final List<SelectionKey> drained;
+        List<SelectionKey> drained = null;
         synchronized (cancelled) {
-            if (cancelled.isEmpty()) {
-                return;
+            if (!cancelled.isEmpty()) {
+                drained = new ArrayList<>(cancelled);
+                cancelled.clear();
             }
-            drained = new ArrayList<>(cancelled);
-            cancelled.clear();
         }
-        for (final SelectionKey key : drained) {
-            keys.remove(key);
-            selectedKeys.remove(key);
-            readyLastTime.remove(key);
-            dropKey((RdmaSelectionKey) key);
+        if (drained != null) {
+            for (final SelectionKey key : drained) {
+                keys.remove(key);
+                selectedKeys.remove(key);
+                readyLastTime.remove(key);
+                dropKey((RdmaSelectionKey) key);
+            }
+        }
+        if (platformCancelled) {
+            // after the keys were deregistered here: a closed platform channel is released once no selector has it
+            flushPlatform();
         }
     }
 
     private void dropKey(final RdmaSelectionKey key) {
-        synchronized (registeredLock) {
-            final RdmaSelectionKey[] current = registered;
-            for (int i = 0; i < current.length; i++) {
-                if (current[i] == key) {
-                    final RdmaSelectionKey[] smaller = new RdmaSelectionKey[current.length - 1];
-                    System.arraycopy(current, 0, smaller, 0, i);
-                    System.arraycopy(current, i + 1, smaller, i, current.length - i - 1);
-                    registered = smaller;
-                    break;
+        final RdmaSelectableChannel channel = key.rdmaChannel();
+        if (channel != null) {
+            synchronized (registeredLock) {
+                final RdmaSelectionKey[] current = registered;
+                for (int i = 0; i < current.length; i++) {
+                    if (current[i] == key) {
+                        final RdmaSelectionKey[] smaller = new RdmaSelectionKey[current.length - 1];
+                        System.arraycopy(current, 0, smaller, 0, i);
+                        System.arraycopy(current, i + 1, smaller, i, current.length - i - 1);
+                        registered = smaller;
+                        break;
+                    }
                 }
             }
+            channel.relay().removeKey(key);
         }
-        final RdmaSelectableChannel channel = key.rdmaChannel();
-        channel.relay().removeKey(key);
+        final SelectionKey inner = key.platformKey;
+        if (inner != null) {
+            inner.cancel();
+            key.platformKey = null;
+            platformKeys--;
+            platformCancelled = true;
+        }
         deregister(key);
         selectedKeys.remove(key);
-        if (!key.channel().isOpen() && !key.channel().isRegistered()) {
+        if (channel != null && !key.channel().isOpen() && !key.channel().isRegistered()) {
             channel.kill();
         }
     }

@@ -3,35 +3,46 @@ package io.rdmachannel.nio;
 import java.io.IOException;
 import java.net.ProtocolFamily;
 import java.net.StandardProtocolFamily;
+import java.nio.channels.Channel;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.Pipe;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.Objects;
 
+import io.rdmachannel.channel.internal.PlatformChannels;
 import io.rdmachannel.channel.stream.StreamTransport;
 import io.rdmachannel.channel.stream.StreamTransports;
 
 /**
  * The {@link SelectorProvider} of RDMA stream channels and their selector.
  *
- * <p>Use it directly ({@link #provider()}, {@link RdmaSocketChannel#open()}, {@link RdmaServerSocketChannel#open()})
- * or make it the JVM's default with
- * {@code -Djava.nio.channels.spi.SelectorProvider=io.rdmachannel.nio.RdmaSelectorProvider}, after which
- * {@code SocketChannel.open()}, {@code ServerSocketChannel.open()} and {@code Selector.open()} return RDMA channels.
- * This jar deliberately ships no {@code META-INF/services} entry: merely being on the class path must not switch
- * every NIO user of the JVM.
+ * <p><b>Explicit use.</b> {@link RdmaSocketChannel#open()}, {@link RdmaServerSocketChannel#open()}, or the methods of
+ * a provider that is not the JVM-wide one ({@link #provider()} while the JDK's is the default): the channels are
+ * RDMA-only unless {@link RdmaSocketOptions#RDMA_PATH_POLICY} says otherwise.
  *
- * <p>Only stream channels exist: datagram channels and pipes throw {@link UnsupportedOperationException}, and
- * channels of other providers (such as a JDK pipe) cannot be registered with an RDMA selector
- * ({@link java.nio.channels.IllegalSelectorException}).
+ * <p><b>Drop-in.</b> Installed as the JVM's default with
+ * {@code -Djava.nio.channels.spi.SelectorProvider=io.rdmachannel.nio.RdmaSelectorProvider} (and the JVM flag
+ * {@code --add-exports java.base/sun.nio.ch=ALL-UNNAMED}, which lets the library reach the JDK's own provider), an
+ * unmodified program's {@code SocketChannel.open()} and {@code ServerSocketChannel.open()} return RDMA channels
+ * whose path the destination rules decide per connection (system properties {@code rdmachannel.rules} and
+ * {@code rdmachannel.rules.file}, format in the README): with no rules a connect tries RDMA and continues over TCP,
+ * inside the same channel, when the peer cannot speak RDMA, and a server channel accepts RDMA and TCP peers on the
+ * same port. Every other channel kind (datagram channels, pipes, Unix-domain channels, inherited channels) is the
+ * platform's, and the selectors of this provider multiplex RDMA channels and the platform's selectable channels
+ * together. This jar deliberately ships no {@code META-INF/services} entry: merely being on the class path must not
+ * switch every NIO user of the JVM.
  *
- * <p>The no-argument constructor finds the stream engine lazily, when the first channel is opened (never in the
- * constructor: a provider installed as the default must not call back into NIO while the JDK initialises it).
+ * <p>The no-argument constructor finds the stream engine lazily, when the first RDMA connection needs it (never in
+ * the constructor: a provider installed as the default must not call back into NIO while the JDK initialises it).
  */
 public final class RdmaSelectorProvider extends SelectorProvider {
     private final Object transportLock = new Object();
     private volatile StreamTransport transport;
+    /** Whether this is the JVM-wide provider: 0 not known yet, 1 yes, -1 no. */
+    private volatile int jvmWide;
 
     /**
      * A provider over the default stream engine, found on first use.
@@ -52,32 +63,55 @@ public final class RdmaSelectorProvider extends SelectorProvider {
     }
 
     /**
-     * The shared provider over the default stream engine.
+     * The shared provider over the default stream engine: the JVM-wide provider when rdmachannel is installed as
+     * such, else one shared instance.
      *
      * @return the provider.
      */
     public static RdmaSelectorProvider provider() {
-        return Holder.INSTANCE;
+        final SelectorProvider jvmWide = SelectorProvider.provider();
+        return jvmWide instanceof RdmaSelectorProvider rdma ? rdma : Holder.INSTANCE;
     }
 
+    /**
+     * The platform's own provider (the JDK's), which opens every channel that is not an RDMA stream, also while
+     * rdmachannel is the JVM-wide provider.
+     *
+     * @return the JDK's provider.
+     * @throws IllegalStateException if rdmachannel is the JVM-wide provider and the JVM was not started with
+     *     {@code --add-exports java.base/sun.nio.ch=ALL-UNNAMED}.
+     */
+    public static SelectorProvider platformProvider() {
+        return PlatformChannels.provider();
+    }
+
+    /**
+     * A datagram channel of the platform.
+     */
     @Override
-    public DatagramChannel openDatagramChannel() {
-        throw new UnsupportedOperationException(
-            "RDMA datagram channels are not supported; use the JDK's DatagramChannel (SelectorProvider of the JDK)");
+    public DatagramChannel openDatagramChannel() throws IOException {
+        return platformProvider().openDatagramChannel();
     }
 
+    /**
+     * A datagram channel of the platform.
+     */
     @Override
-    public DatagramChannel openDatagramChannel(final ProtocolFamily family) {
-        Objects.requireNonNull(family, "family");
-        return openDatagramChannel();
+    public DatagramChannel openDatagramChannel(final ProtocolFamily family) throws IOException {
+        return platformProvider().openDatagramChannel(family);
     }
 
+    /**
+     * A pipe of the platform.
+     */
     @Override
-    public Pipe openPipe() {
-        throw new UnsupportedOperationException(
-            "RDMA pipes are not supported; use the JDK's Pipe, which cannot be registered with an RDMA selector");
+    public Pipe openPipe() throws IOException {
+        return platformProvider().openPipe();
     }
 
+    /**
+     * A selector for RDMA channels and the platform's selectable channels together.
+     */
     @Override
     public AbstractSelector openSelector() throws IOException {
         return new RdmaSelector(this);
@@ -85,22 +119,60 @@ public final class RdmaSelectorProvider extends SelectorProvider {
 
     @Override
     public RdmaServerSocketChannel openServerSocketChannel() throws IOException {
-        return new RdmaServerSocketChannelImpl(this, transport(), StandardProtocolFamily.INET6);
+        return openServerSocketChannel(StandardProtocolFamily.INET6, isJvmWide());
     }
 
+    /**
+     * An RDMA server channel for {@code INET} or {@code INET6}; the platform's Unix-domain server channel for
+     * {@code UNIX}.
+     */
     @Override
-    public RdmaServerSocketChannel openServerSocketChannel(final ProtocolFamily family) throws IOException {
-        return new RdmaServerSocketChannelImpl(this, transport(), checkFamily(family));
+    public ServerSocketChannel openServerSocketChannel(final ProtocolFamily family) throws IOException {
+        Objects.requireNonNull(family, "family");
+        if (family == StandardProtocolFamily.UNIX) {
+            return platformProvider().openServerSocketChannel(family);
+        }
+        return openServerSocketChannel(checkFamily(family), isJvmWide());
     }
 
     @Override
     public RdmaSocketChannel openSocketChannel() throws IOException {
-        return new RdmaSocketChannelImpl(this, transport(), StandardProtocolFamily.INET6);
+        return openSocketChannel(StandardProtocolFamily.INET6, isJvmWide());
     }
 
+    /**
+     * An RDMA socket channel for {@code INET} or {@code INET6}; the platform's Unix-domain channel for {@code UNIX}.
+     */
     @Override
-    public RdmaSocketChannel openSocketChannel(final ProtocolFamily family) throws IOException {
-        return new RdmaSocketChannelImpl(this, transport(), checkFamily(family));
+    public SocketChannel openSocketChannel(final ProtocolFamily family) throws IOException {
+        Objects.requireNonNull(family, "family");
+        if (family == StandardProtocolFamily.UNIX) {
+            return platformProvider().openSocketChannel(family);
+        }
+        return openSocketChannel(checkFamily(family), isJvmWide());
+    }
+
+    /**
+     * The platform's inherited channel.
+     */
+    @Override
+    public Channel inheritedChannel() throws IOException {
+        return platformProvider().inheritedChannel();
+    }
+
+    /**
+     * An RDMA socket channel.
+     *
+     * @param dropIn whether the destination rules decide its path (a channel the JVM-wide provider opened for an
+     *     unmodified program), rather than RDMA only.
+     */
+    RdmaSocketChannel openSocketChannel(final ProtocolFamily family, final boolean dropIn) throws IOException {
+        return new RdmaSocketChannelImpl(this, checkFamily(family), dropIn);
+    }
+
+    RdmaServerSocketChannel openServerSocketChannel(final ProtocolFamily family, final boolean dropIn)
+        throws IOException {
+        return new RdmaServerSocketChannelImpl(this, checkFamily(family), dropIn);
     }
 
     private static ProtocolFamily checkFamily(final ProtocolFamily family) {
@@ -112,7 +184,25 @@ public final class RdmaSelectorProvider extends SelectorProvider {
         return family;
     }
 
-    private StreamTransport transport() {
+    /**
+     * Whether this instance is the JVM-wide provider, so that its channels are the drop-in's. Asked when a channel is
+     * opened (not in the constructor, which the JDK runs while it initialises the JVM-wide provider).
+     */
+    boolean isJvmWide() {
+        int known = jvmWide;
+        if (known == 0) {
+            known = SelectorProvider.provider() == this ? 1 : -1;
+            jvmWide = known;
+        }
+        return known > 0;
+    }
+
+    /**
+     * The stream engine, opened on first use.
+     *
+     * @throws IllegalStateException or {@link java.io.UncheckedIOException} if no engine can be opened.
+     */
+    StreamTransport transport() {
         StreamTransport found = transport;
         if (found == null) {
             synchronized (transportLock) {
@@ -129,7 +219,8 @@ public final class RdmaSelectorProvider extends SelectorProvider {
     @Override
     public String toString() {
         final StreamTransport current = transport;
-        return "RdmaSelectorProvider[" + (current == null ? "default engine" : current.providerName()) + "]";
+        return "RdmaSelectorProvider[" + (current == null ? "default engine" : current.providerName())
+            + (jvmWide > 0 ? ", JVM-wide" : "") + "]";
     }
 
     private static final class Holder {

@@ -2,6 +2,7 @@ package io.rdmachannel.nio;
 
 import java.io.IOException;
 import java.net.ProtocolFamily;
+import java.net.StandardProtocolFamily;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 
@@ -26,7 +27,7 @@ public abstract class RdmaServerSocketChannel extends ServerSocketChannel {
      * @throws UnsupportedOperationException if no stream engine is available.
      */
     public static RdmaServerSocketChannel open() throws IOException {
-        return RdmaSelectorProvider.provider().openServerSocketChannel();
+        return RdmaSelectorProvider.provider().openServerSocketChannel(StandardProtocolFamily.INET6, false);
     }
 
     /**
@@ -38,6 +39,6 @@ public abstract class RdmaServerSocketChannel extends ServerSocketChannel {
      * @throws UnsupportedOperationException if the family is not supported or no stream engine is available.
      */
     public static RdmaServerSocketChannel open(final ProtocolFamily family) throws IOException {
-        return RdmaSelectorProvider.provider().openServerSocketChannel(family);
+        return RdmaSelectorProvider.provider().openServerSocketChannel(family, false);
     }
 }

@@ -2,6 +2,7 @@ package io.rdmachannel.nio;
 
 import java.io.IOException;
 import java.net.ProtocolFamily;
+import java.net.StandardProtocolFamily;
 import java.net.SocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
@@ -44,7 +45,7 @@ public abstract class RdmaSocketChannel extends SocketChannel {
      * @throws UnsupportedOperationException if no stream engine is available.
      */
     public static RdmaSocketChannel open() throws IOException {
-        return RdmaSelectorProvider.provider().openSocketChannel();
+        return RdmaSelectorProvider.provider().openSocketChannel(StandardProtocolFamily.INET6, false);
     }
 
     /**
@@ -56,7 +57,7 @@ public abstract class RdmaSocketChannel extends SocketChannel {
      * @throws UnsupportedOperationException if the family is not supported or no stream engine is available.
      */
     public static RdmaSocketChannel open(final ProtocolFamily family) throws IOException {
-        return RdmaSelectorProvider.provider().openSocketChannel(family);
+        return RdmaSelectorProvider.provider().openSocketChannel(family, false);
     }
 
     /**

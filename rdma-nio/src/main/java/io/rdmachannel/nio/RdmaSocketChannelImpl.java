@@ -1,6 +1,9 @@
 package io.rdmachannel.nio;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.NoRouteToHostException;
 import java.net.ProtocolFamily;
 import java.net.Socket;
 import java.net.SocketAddress;
@@ -15,12 +18,17 @@ import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.rdmachannel.channel.cm.NoRdmaPathException;
 import io.rdmachannel.channel.stream.StreamConnection;
 import io.rdmachannel.channel.stream.StreamConnector;
 import io.rdmachannel.channel.stream.StreamOptions;
@@ -32,23 +40,35 @@ import io.rdmachannel.channel.stream.StreamTransport;
  * {@code begin()}, a non-blocking attempt on the endpoint, then arm / attempt again / park on the relay, and
  * {@code end()}; close wakes parked threads through the relay and defers releasing the endpoint until no thread is in
  * a blocking operation and no selector holds a key.
+ *
+ * <p>A connection runs over RDMA (a stream endpoint) or over TCP (a platform {@link SocketChannel}, {@link #tcp}),
+ * chosen at connect by the path policy: the one set, else the destination rules for a drop-in channel, else RDMA
+ * only. Over TCP every operation is the platform channel's (same exceptions, same blocking, interrupt and
+ * virtual-thread behaviour); the platform channel's blocking mode follows this channel's, and a selector of this
+ * provider registers it in its platform selector ({@link #platformChannel()}). A connect that may fall back tries
+ * RDMA first, for at most the fallback timeout, and continues over TCP, inside this channel, when RDMA cannot reach
+ * the peer ({@link NoRdmaPathException}, no route, no answer in time).
  */
 final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelectableChannel {
+    private static final System.Logger LOG = System.getLogger(RdmaSocketChannel.class.getName());
+
     private static final int ST_UNCONNECTED = 0;
     private static final int ST_CONNECTIONPENDING = 1;
     private static final int ST_CONNECTED = 2;
     private static final int ST_CLOSING = 3;
     private static final int ST_CLOSED = 4;
 
-    private final StreamTransport transport;
+    private final RdmaSelectorProvider provider;
     private final ProtocolFamily family;
+    /** Whether the destination rules decide the path (opened by the JVM-wide provider for an unmodified program). */
+    private final boolean dropIn;
     private final ReadinessRelay relay;
 
     // Lock held by the current reader (and by connect and finishConnect)
     private final ReentrantLock readLock = new ReentrantLock();
     // Lock held by the current writer (and by connect and finishConnect)
     private final ReentrantLock writeLock = new ReentrantLock();
-    // Lock for the fields below; never held while parking
+    // Lock for the fields below; never held while parking or in a blocking call
     private final Object stateLock = new Object();
 
     // -- The following fields are protected by stateLock
@@ -57,8 +77,24 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     private Thread writerThread;
     private SocketAddress localAddress;
     private SocketAddress remoteAddress;
+    private StreamTransport transport;
     private volatile StreamConnector connector;
     private volatile StreamConnection connection;
+    /** The platform channel once the connection goes over TCP; never replaced. */
+    private volatile SocketChannel tcp;
+    /** Whether the platform channel's connect has finished (this channel may still be connection-pending). */
+    private volatile boolean tcpConnected;
+    /** A connect failure found while no application thread was in connect, thrown by the next finishConnect. */
+    private IOException connectFailure;
+    /** The policy of the connect in progress or done. */
+    private RdmaPathPolicy policy;
+    /** While an RDMA attempt may still fall back to TCP: when it is abandoned (nanoTime), 0 otherwise. */
+    private long fallbackDeadline;
+    /** Wakes a selection when the RDMA attempt's time is up, so that it falls back without an application call. */
+    private ScheduledFuture<?> fallbackTimer;
+    /** Why the connect goes over TCP, once decided; the blocking connect then opens the platform channel. */
+    private String tcpReason;
+    private volatile RdmaPath path;
     private volatile boolean isInputClosed;
     private volatile boolean isOutputClosed;
     private final OptionValues options;
@@ -66,30 +102,60 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     private Socket socket;
     // -- End of fields protected by stateLock
 
-    RdmaSocketChannelImpl(final RdmaSelectorProvider provider, final StreamTransport transport,
-        final ProtocolFamily family) {
+    /**
+     * An unconnected channel.
+     *
+     * @param dropIn whether the destination rules decide its path; otherwise it is RDMA-only (unless its policy is
+     *     set), and the stream engine must be usable now.
+     */
+    RdmaSocketChannelImpl(final RdmaSelectorProvider provider, final ProtocolFamily family, final boolean dropIn) {
         super(provider);
-        this.transport = transport;
+        this.provider = provider;
         this.family = family;
+        this.dropIn = dropIn;
         this.relay = new ReadinessRelay();
         this.options = new OptionValues(false);
+        this.transport = dropIn ? null : provider.transport();
     }
 
     /**
-     * An accepted channel: connected, blocking.
+     * A channel accepted over RDMA: connected, blocking.
      */
     RdmaSocketChannelImpl(final RdmaSelectorProvider provider, final StreamTransport transport,
         final ProtocolFamily family, final ReadinessRelay relay, final StreamConnection connection,
-        final OptionValues options) {
+        final OptionValues options, final RdmaPath path) {
         super(provider);
+        this.provider = provider;
         this.transport = transport;
         this.family = family;
+        this.dropIn = false;
         this.relay = relay;
         this.options = options;
         this.busyPollNanos = options.busyPollNanos();
         this.connection = connection;
         this.localAddress = connection.localAddress();
         this.remoteAddress = connection.remoteAddress();
+        this.path = path;
+        this.state = ST_CONNECTED;
+    }
+
+    /**
+     * A channel accepted over TCP: connected, blocking, over the platform channel {@code accepted}.
+     */
+    RdmaSocketChannelImpl(final RdmaSelectorProvider provider, final ProtocolFamily family,
+        final SocketChannel accepted, final RdmaPath path) throws IOException {
+        super(provider);
+        this.provider = provider;
+        this.family = family;
+        this.dropIn = false;
+        this.relay = new ReadinessRelay();
+        this.options = new OptionValues(false);
+        this.busyPollNanos = options.busyPollNanos();
+        this.tcp = accepted;
+        this.tcpConnected = true;
+        this.localAddress = accepted.getLocalAddress();
+        this.remoteAddress = accepted.getRemoteAddress();
+        this.path = path;
         this.state = ST_CONNECTED;
     }
 
@@ -136,22 +202,39 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     @Override
     public <T> SocketChannel setOption(final SocketOption<T> name, final T value) throws IOException {
         OptionValues.checkType(OptionValues.CLIENT_OPTIONS, name, value);
+        OptionValues.checkSettable(name);
+        final SocketChannel platform;
         synchronized (stateLock) {
             ensureOpen();
             options.set(name, value);
             busyPollNanos = options.busyPollNanos();
-            return this;
+            platform = tcp;
         }
+        if (platform != null && OptionValues.isPlatformOption(name)) {
+            platform.setOption(name, value);
+        }
+        return this;
     }
 
     @Override
     @SuppressWarnings("unchecked")
     public <T> T getOption(final SocketOption<T> name) throws IOException {
         OptionValues.checkSupported(OptionValues.CLIENT_OPTIONS, name);
+        final SocketChannel platform;
         synchronized (stateLock) {
             ensureOpen();
-            return (T) options.get(name);
+            if (name == RdmaSocketOptions.RDMA_PATH) {
+                return (T) path;
+            }
+            if (name == RdmaSocketOptions.RDMA_PATH_POLICY && options.pathPolicy() == null) {
+                return (T) (policy != null ? policy : dropIn ? null : RdmaPathPolicy.RDMA_ONLY);
+            }
+            platform = tcp;
+            if (platform == null || !OptionValues.isPlatformOption(name)) {
+                return (T) options.get(name);
+            }
         }
+        return platform.getOption(name);
     }
 
     @Override
@@ -219,6 +302,13 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         }
     }
 
+    /**
+     * The platform channel when the connection runs over TCP, else null.
+     */
+    private SocketChannel connectedTcp() {
+        return state == ST_CONNECTED ? tcp : null;
+    }
+
     // -- connect
 
     @Override
@@ -230,7 +320,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 writeLock.lock();
                 try {
                     ensureOpen();
-                    return implConnect(address, isBlocking(), 0);
+                    return implConnect(address, isBlocking(), 0, false);
                 } finally {
                     writeLock.unlock();
                 }
@@ -259,7 +349,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                     if (!isBlocking()) {
                         throw new IllegalBlockingModeException();
                     }
-                    implConnect(address, true, ReadinessRelay.deadline(nanos));
+                    implConnect(address, true, ReadinessRelay.deadline(nanos), true);
                 } finally {
                     writeLock.unlock();
                 }
@@ -272,39 +362,27 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         }
     }
 
-    private boolean implConnect(final SocketAddress address, final boolean blocking, final long deadline)
-        throws IOException {
+    /**
+     * @param deadline a {@link System#nanoTime()} deadline, 0 for none.
+     * @param adaptor whether the socket adaptor connects (a TCP leg then uses the platform adaptor's timeout).
+     */
+    private boolean implConnect(final SocketAddress address, final boolean blocking, final long deadline,
+        final boolean adaptor) throws IOException {
         boolean connected = false;
         try {
             beginConnect(blocking, address);
-            final SocketAddress local;
-            final long busyPoll;
-            synchronized (stateLock) {
-                local = localAddress;
-                busyPoll = busyPollNanos;
-            }
-            final StreamConnector attempt = transport.connect(address, local, streamOptions(busyPoll), relay);
-            synchronized (stateLock) {
-                if (state == ST_CONNECTIONPENDING) {
-                    connector = attempt;
-                } else {
-                    attempt.close();
-                }
-            }
-            connected = pollConnect();
-            if (!connected && blocking) {
+            startConnect(address, blocking);
+            connected = pollConnect(blocking);
+            if (!connected && blocking && !fallingBack()) {
                 connected = awaitConnect(deadline);
             }
         } finally {
             endConnect(blocking, connected);
         }
-        return connected;
-    }
-
-    private StreamOptions streamOptions(final long busyPoll) {
-        synchronized (stateLock) {
-            return options.stream().busyPollNanos(busyPoll);
+        if (!connected && blocking && fallingBack()) {
+            connected = blockingTcpConnect(address, deadline, adaptor);
         }
+        return connected;
     }
 
     private void beginConnect(final boolean blocking, final SocketAddress address) throws ClosedChannelException {
@@ -327,49 +405,280 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         }
     }
 
-    private void endConnect(final boolean blocking, final boolean completed) throws IOException {
-        try {
-            endRead(blocking, completed);
-            if (completed) {
-                synchronized (stateLock) {
-                    if (state == ST_CONNECTIONPENDING) {
-                        final SocketAddress local = connection.localAddress();
-                        if (local != null) {
-                            localAddress = local;
-                        }
-                        state = ST_CONNECTED;
-                    }
+    /**
+     * Decide the path and start: an RDMA attempt, or TCP (started here for a non-blocking connect; for a blocking
+     * one the reason is recorded and {@link #blockingTcpConnect} connects).
+     */
+    private void startConnect(final SocketAddress address, final boolean blocking) throws IOException {
+        final PathRules.Decision decision = decide(address);
+        final boolean mayFallBack = decision.policy() == RdmaPathPolicy.RDMA_PREFERRED;
+        synchronized (stateLock) {
+            policy = decision.policy();
+            if (decision.policy() == RdmaPathPolicy.TCP_ONLY) {
+                decideTcpLocked(decision.reason(), !blocking);
+                return;
+            }
+            if (mayFallBack) {
+                final String unreachable = DropInConfiguration.get().unreachableReason((InetSocketAddress) address);
+                if (unreachable != null) {
+                    decideTcpLocked("fallback (remembered): " + unreachable, !blocking);
+                    return;
                 }
             }
-        } finally {
-            // selectors re-check the key: OP_CONNECT may now be pending, or the connection's ops apply
-            relay.onReadiness();
         }
+        final StreamConnector attempt;
+        try {
+            attempt = transport().connect(address, localAddress(), streamOptions(), relay);
+        } catch (final IOException ex) {
+            if (!mayFallBack || !isNoRdmaPath(ex)) {
+                throw ex;
+            }
+            synchronized (stateLock) {
+                fallBackLocked(address, ex, !blocking);
+            }
+            return;
+        }
+        synchronized (stateLock) {
+            if (state != ST_CONNECTIONPENDING) {
+                attempt.close();
+                return;
+            }
+            connector = attempt;
+            path = RdmaPath.rdma(transport.providerName(), decision.reason());
+            if (mayFallBack) {
+                final long timeout = DropInConfiguration.get().fallbackTimeoutNanos();
+                fallbackDeadline = Math.max(1, System.nanoTime() + timeout);
+                if (!blocking) {
+                    fallbackTimer = DropInConfiguration.schedule(relay::onReadiness, timeout);
+                }
+            }
+        }
+    }
+
+    /**
+     * The policy of a connect to {@code address}: the one set, else the destination rules (drop-in), else RDMA only.
+     * Only IP addresses can go over TCP.
+     */
+    private PathRules.Decision decide(final SocketAddress address) {
+        final RdmaPathPolicy set;
+        synchronized (stateLock) {
+            set = options.pathPolicy();
+        }
+        final PathRules.Decision decision;
+        if (set != null) {
+            decision = new PathRules.Decision(set, "policy " + set);
+        } else if (dropIn && address instanceof InetSocketAddress inet) {
+            decision = DropInConfiguration.get().rules().forConnect(inet);
+        } else {
+            decision = new PathRules.Decision(RdmaPathPolicy.RDMA_ONLY, dropIn ? "not an IP address"
+                : "opened as an RDMA channel");
+        }
+        if (!(address instanceof InetSocketAddress)) {
+            if (decision.policy() == RdmaPathPolicy.TCP_ONLY) {
+                throw new UnsupportedAddressTypeException();
+            }
+            return new PathRules.Decision(RdmaPathPolicy.RDMA_ONLY, decision.reason());
+        }
+        return decision;
+    }
+
+    /**
+     * The stream engine: fixed for an explicitly opened channel, opened on first use for a drop-in channel, where a
+     * failure to open it means no RDMA device.
+     */
+    private StreamTransport transport() throws NoRdmaPathException {
+        synchronized (stateLock) {
+            if (transport != null) {
+                return transport;
+            }
+        }
+        final StreamTransport opened;
+        try {
+            opened = provider.transport();
+        } catch (final IllegalStateException | UncheckedIOException ex) {
+            final NoRdmaPathException failure = new NoRdmaPathException(NoRdmaPathException.Reason.NO_DEVICE,
+                "no RDMA stream engine: " + ex.getMessage());
+            failure.initCause(ex);
+            throw failure;
+        }
+        synchronized (stateLock) {
+            transport = opened;
+            return opened;
+        }
+    }
+
+    private StreamOptions streamOptions() {
+        synchronized (stateLock) {
+            return options.stream().busyPollNanos(busyPollNanos);
+        }
+    }
+
+    /**
+     * Whether an RDMA connect failure means that RDMA cannot reach the peer (so TCP may be tried), as opposed to a
+     * peer that refused the connection.
+     */
+    private static boolean isNoRdmaPath(final IOException failure) {
+        return failure instanceof NoRdmaPathException || failure instanceof NoRouteToHostException
+            || failure instanceof SocketTimeoutException;
+    }
+
+    private static String describeNoRdmaPath(final IOException cause) {
+        final String why;
+        if (cause instanceof NoRdmaPathException noPath) {
+            why = switch (noPath.reason()) {
+                case NO_LISTENER -> "no RDMA listener";
+                case UNSUPPORTED_PROTOCOL -> "the RDMA listener speaks another protocol";
+                case NOT_LOCAL -> "the provider reaches only this host";
+                case NO_DEVICE -> "no RDMA device";
+            };
+        } else if (cause instanceof NoRouteToHostException) {
+            why = "no RDMA route";
+        } else {
+            why = "no RDMA answer in time";
+        }
+        return why + " (" + cause.getMessage() + ")";
+    }
+
+    /**
+     * RDMA cannot reach the peer: remember it, and go over TCP.
+     */
+    private void fallBackLocked(final SocketAddress address, final IOException cause, final boolean startNow) {
+        assert Thread.holdsLock(stateLock);
+        final String reason = describeNoRdmaPath(cause);
+        DropInConfiguration.get().rememberUnreachable((InetSocketAddress) address, reason);
+        decideTcpLocked("fallback: " + reason, startNow);
+    }
+
+    /**
+     * The connection goes over TCP: start the platform connect now (non-blocking), or record why for the blocking
+     * connect.
+     */
+    private void decideTcpLocked(final String reason, final boolean startNow) {
+        assert Thread.holdsLock(stateLock);
+        tcpReason = reason;
+        path = RdmaPath.tcp(reason);
+        stopFallbackTimerLocked();
+        if (!startNow) {
+            return;
+        }
+        SocketChannel platform = null;
+        try {
+            platform = openPlatformLocked(false);
+            tcp = platform;
+            tcpConnected = platform.connect(remoteAddress);
+        } catch (final IOException ex) {
+            connectFailure = ex;
+            if (platform != null) {
+                closeQuietly(platform);
+            }
+        }
+    }
+
+    /**
+     * A platform channel for the TCP path with the application's options, bound where this channel was bound.
+     */
+    private SocketChannel openPlatformLocked(final boolean blocking) throws IOException {
+        final SocketChannel platform = RdmaSelectorProvider.platformProvider().openSocketChannel(family);
+        try {
+            options.applyTo(platform);
+            if (localAddress != null) {
+                platform.bind(localAddress);
+            }
+            platform.configureBlocking(blocking);
+            return platform;
+        } catch (final IOException | RuntimeException ex) {
+            closeQuietly(platform);
+            throw ex;
+        }
+    }
+
+    private void stopFallbackTimerLocked() {
+        fallbackDeadline = 0;
+        if (fallbackTimer != null) {
+            fallbackTimer.cancel(false);
+            fallbackTimer = null;
+        }
+    }
+
+    private boolean fallingBack() {
+        synchronized (stateLock) {
+            return tcpReason != null && tcp == null && connectFailure == null;
+        }
+    }
+
+    /**
+     * Move the RDMA attempt on without blocking: take the connection once established, fall back to TCP when RDMA
+     * cannot reach the peer or did not answer in time, else record the failure.
+     *
+     * @param startTcp whether to start a fallback's TCP connect now (non-blocking callers).
+     * @return an abandoned attempt the caller closes after releasing the state lock, or null.
+     */
+    private StreamConnector advanceLocked(final boolean startTcp) {
+        assert Thread.holdsLock(stateLock);
+        final StreamConnector attempt = connector;
+        if (state != ST_CONNECTIONPENDING || attempt == null) {
+            return null;
+        }
+        if ((attempt.readyOps() & StreamReadiness.CONNECT) != 0) {
+            try {
+                final StreamConnection established = attempt.finish();
+                if (established != null) {
+                    connector = null;
+                    connection = established;
+                    stopFallbackTimerLocked();
+                }
+            } catch (final IOException ex) {
+                connector = null;
+                if (fallbackDeadline != 0 && isNoRdmaPath(ex)) {
+                    fallBackLocked(remoteAddress, ex, startTcp);
+                } else {
+                    stopFallbackTimerLocked();
+                    connectFailure = ex;
+                }
+            }
+            return null;
+        }
+        if (fallbackDeadline != 0 && System.nanoTime() - fallbackDeadline >= 0) {
+            connector = null;
+            final long waited = TimeUnit.NANOSECONDS.toMillis(DropInConfiguration.get().fallbackTimeoutNanos());
+            fallBackLocked(remoteAddress, new SocketTimeoutException("no RDMA connection within " + waited + " ms"),
+                startTcp);
+            return attempt;
+        }
+        return null;
     }
 
     /**
      * Finish the attempt if it is done.
      *
-     * @return true once the connection is established (and held by this channel).
+     * @param blocking whether the caller blocks (it then connects a fallback's TCP itself, and a TCP connect in
+     *     progress is finished in blocking mode).
+     * @return true once the connection is established (RDMA connection held, or the platform channel connected).
      */
-    private boolean pollConnect() throws IOException {
-        final StreamConnector attempt = connector;
-        if (attempt == null) {
-            return false;
-        }
-        final StreamConnection established = attempt.finish();
-        if (established == null) {
-            return false;
-        }
+    private boolean pollConnect(final boolean blocking) throws IOException {
+        final StreamConnector abandoned;
         synchronized (stateLock) {
-            if (state == ST_CONNECTIONPENDING && isOpen()) {
-                connection = established;
-                connector = null;
-                return true;
+            abandoned = advanceLocked(!blocking);
+            if (connectFailure != null) {
+                final IOException failure = connectFailure;
+                connectFailure = null;
+                throw failure;
             }
         }
-        established.close();
-        return false;
+        if (abandoned != null) {
+            abandoned.close();
+        }
+        if (connection != null) {
+            return isOpen();
+        }
+        final SocketChannel platform = tcp;
+        if (platform == null) {
+            return false;
+        }
+        if (!tcpConnected) {
+            tcpConnected = platform.finishConnect();
+        }
+        return tcpConnected;
     }
 
     private boolean awaitConnect(final long deadline) throws IOException {
@@ -380,17 +689,92 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 return false;
             }
             attempt.arm();
-            if (pollConnect()) {
+            if (pollConnect(true)) {
                 return true;
             }
-            if (!relay.await(seen, deadline)) {
+            if (fallingBack()) {
+                return false;
+            }
+            final long fallbackAt;
+            synchronized (stateLock) {
+                fallbackAt = fallbackDeadline;
+            }
+            final long wake = deadline == 0 || fallbackAt != 0 && fallbackAt - deadline < 0 ? fallbackAt : deadline;
+            if (!relay.await(seen, wake) && wake == deadline) {
                 throw new SocketTimeoutException("Connect timed out");
             }
-            if (pollConnect()) {
+            if (pollConnect(true)) {
                 return true;
+            }
+            if (fallingBack()) {
+                return false;
             }
         }
         return false;
+    }
+
+    /**
+     * The TCP leg of a blocking connect: a blocking platform channel connects (with the adaptor's timeout, through
+     * its own adaptor). Runs after {@code end()}: the platform channel handles interrupts and asynchronous close.
+     */
+    private boolean blockingTcpConnect(final SocketAddress address, final long deadline, final boolean adaptor)
+        throws IOException {
+        final SocketChannel platform;
+        synchronized (stateLock) {
+            if (!isOpen() || state != ST_CONNECTIONPENDING) {
+                throw new AsynchronousCloseException();
+            }
+            platform = openPlatformLocked(true);
+            tcp = platform;
+        }
+        if (adaptor && deadline != 0) {
+            final long remaining = deadline - System.nanoTime();
+            if (remaining <= 0) {
+                throw new SocketTimeoutException("Connect timed out");
+            }
+            platform.socket().connect(address, (int) Math.max(1, Math.min(Integer.MAX_VALUE,
+                TimeUnit.NANOSECONDS.toMillis(remaining + 999_999))));
+        } else {
+            platform.connect(address);
+        }
+        tcpConnected = true;
+        synchronized (stateLock) {
+            if (state != ST_CONNECTIONPENDING) {
+                throw new AsynchronousCloseException();
+            }
+            connected();
+        }
+        relay.onReadiness();
+        return true;
+    }
+
+    /**
+     * The connection is established (RDMA or TCP): connected state, local address, the path's log line.
+     */
+    private void connected() throws IOException {
+        assert Thread.holdsLock(stateLock);
+        final SocketAddress local = connection != null ? connection.localAddress() : tcp.getLocalAddress();
+        if (local != null) {
+            localAddress = local;
+        }
+        state = ST_CONNECTED;
+        LOG.log(System.Logger.Level.DEBUG, "connected {0} -> {1} over {2}", localAddress, remoteAddress, path);
+    }
+
+    private void endConnect(final boolean blocking, final boolean completed) throws IOException {
+        try {
+            endRead(blocking, completed);
+            if (completed) {
+                synchronized (stateLock) {
+                    if (state == ST_CONNECTIONPENDING) {
+                        connected();
+                    }
+                }
+            }
+        } finally {
+            // selectors re-check the key: OP_CONNECT may now be pending, or the connection's ops apply
+            relay.onReadiness();
+        }
     }
 
     @Override
@@ -408,12 +792,15 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                     boolean connected = false;
                     try {
                         beginFinishConnect(blocking);
-                        connected = pollConnect();
-                        if (!connected && blocking) {
+                        connected = pollConnect(blocking);
+                        if (!connected && blocking && !fallingBack()) {
                             connected = awaitConnect(0);
                         }
                     } finally {
                         endConnect(blocking, connected);
+                    }
+                    if (!connected && blocking && fallingBack()) {
+                        connected = blockingTcpConnect(remoteAddress(), 0, false);
                     }
                     return connected;
                 } finally {
@@ -448,6 +835,14 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     @Override
     public int read(final ByteBuffer dst) throws IOException {
         Objects.requireNonNull(dst);
+        final SocketChannel platform = connectedTcp();
+        if (platform != null) {
+            try {
+                return platform.read(dst);
+            } catch (final IOException ex) {
+                throw platformFailed(platform, ex);
+            }
+        }
         readLock.lock();
         try {
             ensureOpenAndConnected();
@@ -478,6 +873,14 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         Objects.checkFromIndexSize(offset, length, dsts.length);
         for (int i = offset; i < offset + length; i++) {
             Objects.requireNonNull(dsts[i]);
+        }
+        final SocketChannel platform = connectedTcp();
+        if (platform != null) {
+            try {
+                return platform.read(dsts, offset, length);
+            } catch (final IOException ex) {
+                throw platformFailed(platform, ex);
+            }
         }
         readLock.lock();
         try {
@@ -518,6 +921,17 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         Objects.checkFromIndexSize(offset, length, bytes.length);
         if (length == 0) {
             return 0;
+        }
+        final SocketChannel platform = connectedTcp();
+        if (platform != null) {
+            try {
+                final Socket platformSocket = platform.socket();
+                platformSocket.setSoTimeout((int) Math.min(Integer.MAX_VALUE,
+                    TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+                return platformSocket.getInputStream().read(bytes, offset, length);
+            } catch (final IOException ex) {
+                throw platformFailed(platform, ex);
+            }
         }
         readLock.lock();
         try {
@@ -574,6 +988,14 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     @Override
     public int write(final ByteBuffer src) throws IOException {
         Objects.requireNonNull(src);
+        final SocketChannel platform = connectedTcp();
+        if (platform != null) {
+            try {
+                return platform.write(src);
+            } catch (final IOException ex) {
+                throw platformFailed(platform, ex);
+            }
+        }
         writeLock.lock();
         try {
             ensureOpenAndConnected();
@@ -616,6 +1038,14 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         Objects.checkFromIndexSize(offset, length, srcs.length);
         for (int i = offset; i < offset + length; i++) {
             Objects.requireNonNull(srcs[i]);
+        }
+        final SocketChannel platform = connectedTcp();
+        if (platform != null) {
+            try {
+                return platform.write(srcs, offset, length);
+            } catch (final IOException ex) {
+                throw platformFailed(platform, ex);
+            }
         }
         writeLock.lock();
         try {
@@ -663,6 +1093,15 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     void blockingWriteFully(final byte[] bytes, final int offset, final int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, bytes.length);
         if (length == 0) {
+            return;
+        }
+        final SocketChannel platform = connectedTcp();
+        if (platform != null) {
+            try {
+                platform.socket().getOutputStream().write(bytes, offset, length);
+            } catch (final IOException ex) {
+                throw platformFailed(platform, ex);
+            }
             return;
         }
         writeLock.lock();
@@ -784,16 +1223,22 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
 
     @Override
     public SocketChannel shutdownInput() throws IOException {
+        final SocketChannel platform;
         synchronized (stateLock) {
             ensureOpen();
             if (!isConnected()) {
                 throw new NotYetConnectedException();
             }
-            if (!isInputClosed) {
+            platform = tcp;
+            if (platform == null && !isInputClosed) {
                 // flag first: a reader woken by the engine must see it
                 isInputClosed = true;
                 connection.shutdownInput();
             }
+        }
+        if (platform != null) {
+            platform.shutdownInput();
+            isInputClosed = true;
         }
         relay.onReadiness();
         return this;
@@ -801,16 +1246,22 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
 
     @Override
     public SocketChannel shutdownOutput() throws IOException {
+        final SocketChannel platform;
         synchronized (stateLock) {
             ensureOpen();
             if (!isConnected()) {
                 throw new NotYetConnectedException();
             }
-            if (!isOutputClosed) {
+            platform = tcp;
+            if (platform == null && !isOutputClosed) {
                 // flag first: a writer woken by the engine must see it
                 isOutputClosed = true;
                 connection.shutdownOutput();
             }
+        }
+        if (platform != null) {
+            platform.shutdownOutput();
+            isOutputClosed = true;
         }
         relay.onReadiness();
         return this;
@@ -824,15 +1275,27 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     }
 
     @Override
+    public SelectableChannel platformChannel() {
+        return tcp;
+    }
+
+    @Override
     public int translateReadyOps(final int interestOps) {
         final int current = state;
         int ready = 0;
         if (current == ST_CONNECTIONPENDING) {
-            final StreamConnector attempt = connector;
-            if (attempt != null && (attempt.readyOps() & StreamReadiness.CONNECT) != 0) {
-                ready = SelectionKey.OP_CONNECT;
+            final StreamConnector abandoned;
+            synchronized (stateLock) {
+                // a selection moves the attempt on, so a fallback to TCP starts without an application call
+                abandoned = advanceLocked(true);
+                if (connection != null || connectFailure != null || tcpConnected) {
+                    ready = SelectionKey.OP_CONNECT;
+                }
             }
-        } else if (current == ST_CONNECTED) {
+            if (abandoned != null) {
+                abandoned.close();
+            }
+        } else if (current == ST_CONNECTED && tcp == null) {
             final int streamOps = connection.readyOps();
             if ((streamOps & StreamReadiness.READ) != 0 || isInputClosed) {
                 ready |= SelectionKey.OP_READ;
@@ -846,7 +1309,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
 
     @Override
     public long busyPollNanos() {
-        return busyPollNanos;
+        return tcp == null ? busyPollNanos : 0;
     }
 
     @Override
@@ -857,7 +1320,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             if (attempt != null) {
                 attempt.arm();
             }
-        } else if (current == ST_CONNECTED) {
+        } else if (current == ST_CONNECTED && tcp == null) {
             connection.arm();
         }
     }
@@ -866,17 +1329,44 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
 
     @Override
     protected void implConfigureBlocking(final boolean block) throws IOException {
-        synchronized (stateLock) {
-            ensureOpen();
+        readLock.lock();
+        try {
+            writeLock.lock();
+            try {
+                synchronized (stateLock) {
+                    ensureOpen();
+                }
+                final SocketChannel platform = tcp;
+                if (platform != null) {
+                    if (block) {
+                        // keys of ours that were cancelled may still hold the platform channel registered until
+                        // their selector's next selection; the platform channel may only block without valid keys
+                        relay.releasePlatformRegistrations();
+                    }
+                    platform.configureBlocking(block);
+                }
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
         }
     }
 
     @Override
     protected void implCloseSelectableChannel() throws IOException {
         final boolean connected;
+        final SocketChannel platform;
         synchronized (stateLock) {
             connected = state == ST_CONNECTED;
             state = ST_CLOSING;
+            stopFallbackTimerLocked();
+            platform = tcp;
+        }
+        if (platform != null) {
+            // wakes threads blocked in the platform channel; a registered platform channel is released by the JDK
+            // once its platform selectors drop it
+            platform.close();
         }
         // wake threads parked in read, write or connect: they see the channel closed
         relay.signal();
@@ -888,8 +1378,8 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             writeLock.unlock();
         }
         synchronized (stateLock) {
-            if (state == ST_CLOSING && !tryClose() && connected && isRegistered() && options.linger() != 0
-                && !isOutputClosed) {
+            if (state == ST_CLOSING && !tryClose() && connected && platform == null && isRegistered()
+                && options.linger() != 0 && !isOutputClosed) {
                 // the release waits for the selectors; let the peer read end of stream now
                 try {
                     connection.shutdownOutput();
@@ -937,6 +1427,29 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         }
     }
 
+    /**
+     * A platform operation failed. If the platform channel closed under it (an interrupt of the thread in it closes
+     * it, as the JDK does), this channel is closed too: it is the channel the application interrupted.
+     */
+    private IOException platformFailed(final SocketChannel platform, final IOException failure) {
+        if (!platform.isOpen() && isOpen()) {
+            try {
+                close();
+            } catch (final IOException suppressed) {
+                failure.addSuppressed(suppressed);
+            }
+        }
+        return failure;
+    }
+
+    private static void closeQuietly(final SocketChannel channel) {
+        try {
+            channel.close();
+        } catch (final IOException ignore) {
+            // nothing was connected over it
+        }
+    }
+
     @Override
     public String toString() {
         final StringBuilder text = new StringBuilder(RdmaSocketChannel.class.getName()).append('[');
@@ -963,6 +1476,9 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 }
                 if (remoteAddress != null) {
                     text.append(" remote=").append(remoteAddress);
+                }
+                if (path != null) {
+                    text.append(" path=").append(path);
                 }
                 final StreamConnection stream = connection;
                 if (stream != null) {

@@ -38,6 +38,24 @@ public final class RdmaSocketOptions {
      */
     public static final SocketOption<Integer> RDMA_BUSY_POLL = new RdmaOption<>("RDMA_BUSY_POLL", Integer.class);
 
+    /**
+     * Which path a connection may take: RDMA only, RDMA with a fallback to TCP when the peer cannot speak RDMA, or
+     * TCP only ({@link RdmaPathPolicy}). Set before {@code connect} on a socket channel, or before {@code bind} on a
+     * server channel (where {@link RdmaPathPolicy#RDMA_PREFERRED} listens for RDMA and TCP peers on one port); it
+     * overrides the drop-in's destination rules. {@code getOption} returns the value set, else the policy the last
+     * connect or bind used, else {@code null} for a drop-in channel (the rules decide at connect) and
+     * {@link RdmaPathPolicy#RDMA_ONLY} for a channel opened explicitly.
+     */
+    public static final SocketOption<RdmaPathPolicy> RDMA_PATH_POLICY = new RdmaOption<>("RDMA_PATH_POLICY",
+        RdmaPathPolicy.class);
+
+    /**
+     * Read-only: the path the connection took ({@link RdmaPath}: RDMA on which provider, or TCP and why), or for a
+     * bound server channel what it listens on; {@code null} before a connection exists or the channel is bound.
+     * {@code setOption} throws {@link java.net.SocketException}.
+     */
+    public static final SocketOption<RdmaPath> RDMA_PATH = new RdmaOption<>("RDMA_PATH", RdmaPath.class);
+
     private RdmaSocketOptions() {
     }
 

@@ -1,5 +1,6 @@
 package io.rdmachannel.nio;
 
+import java.nio.channels.Selector;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -17,6 +18,8 @@ final class ReadinessRelay implements ReadinessObserver {
     private final Condition changed = lock.newCondition();
     private final CopyOnWriteArrayList<RdmaSelectionKey> keys = new CopyOnWriteArrayList<>();
     private volatile long generation;
+    /** A platform selector a thread of the channel waits in instead of on the condition, or null. */
+    private volatile Selector platformWaiter;
 
     @Override
     public void onReadiness() {
@@ -36,6 +39,27 @@ final class ReadinessRelay implements ReadinessObserver {
         } finally {
             lock.unlock();
         }
+        final Selector waiter = platformWaiter;
+        if (waiter != null) {
+            waiter.wakeup();
+        }
+    }
+
+    /**
+     * Have every signal also wake {@code waiter}: a channel that waits for a platform channel and the endpoint at
+     * once waits in a platform selector.
+     */
+    void wakeAlso(final Selector waiter) {
+        platformWaiter = waiter;
+    }
+
+    /**
+     * Cancel the platform registrations of this channel's keys that were cancelled but not yet dropped by their
+     * selectors, so the platform channel may be put in blocking mode at once (as after a cancel on the JDK's own
+     * selectors). Called with the channel's blocking lock held.
+     */
+    void releasePlatformRegistrations() {
+        keys.forEach(RdmaSelectionKey::releasePlatformIfCancelled);
     }
 
     long generation() {

@@ -12,14 +12,21 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.net.ProtocolFamily;
 import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.DatagramChannel;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.IllegalSelectorException;
+import java.nio.channels.Pipe;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.AbstractSelectableChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -152,9 +159,9 @@ class SelectorTest {
         assertThrows(IllegalBlockingModeException.class, () -> channel.register(selector, OP_READ));
         channel.configureBlocking(false);
         assertThrows(IllegalArgumentException.class, () -> channel.register(selector, OP_ACCEPT));
-        try (SocketChannel jdk = SocketChannel.open()) {
-            jdk.configureBlocking(false);
-            assertThrows(IllegalSelectorException.class, () -> jdk.register(selector, OP_READ));
+        try (ForeignChannel foreign = new ForeignChannel()) {
+            foreign.configureBlocking(false);
+            assertThrows(IllegalSelectorException.class, () -> foreign.register(selector, OP_READ));
         }
         final SelectionKey key = channel.register(selector, OP_READ);
         assertThrows(IllegalBlockingModeException.class, () -> channel.configureBlocking(true));
@@ -538,5 +545,59 @@ class SelectorTest {
             }
         }
         return echoed.get();
+    }
+
+    /**
+     * A selectable channel of a provider that is neither rdmachannel's nor the platform's.
+     */
+    private static final class ForeignChannel extends AbstractSelectableChannel {
+        ForeignChannel() {
+            super(new ForeignProvider());
+        }
+
+        @Override
+        protected void implCloseSelectableChannel() {
+        }
+
+        @Override
+        protected void implConfigureBlocking(final boolean block) {
+        }
+
+        @Override
+        public int validOps() {
+            return OP_READ;
+        }
+    }
+
+    private static final class ForeignProvider extends SelectorProvider {
+        @Override
+        public DatagramChannel openDatagramChannel() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public DatagramChannel openDatagramChannel(final ProtocolFamily family) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Pipe openPipe() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public AbstractSelector openSelector() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public ServerSocketChannel openServerSocketChannel() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public SocketChannel openSocketChannel() {
+            throw new UnsupportedOperationException();
+        }
     }
 }

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
 import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.net.StandardProtocolFamily;
@@ -29,11 +30,15 @@ import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.DatagramChannel;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.Pipe;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.Set;
 
 import io.rdmachannel.channel.IbSocketAddress;
@@ -81,7 +86,7 @@ class SocketChannelStateTest {
     @Test
     void shouldRefuseIpv6OnAnInetChannel() throws IOException {
         final RdmaSocketChannel channel =
-            fixture.track(fixture.provider.openSocketChannel(StandardProtocolFamily.INET));
+            fixture.track((RdmaSocketChannel) fixture.provider.openSocketChannel(StandardProtocolFamily.INET));
 
         assertThrows(UnsupportedAddressTypeException.class,
             () -> channel.connect(new InetSocketAddress(InetAddress.getByName("::1"), 80)));
@@ -292,7 +297,8 @@ class SocketChannelStateTest {
 
         assertEquals(Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_REUSEADDR, SO_LINGER, TCP_NODELAY, IP_TOS,
             RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE, RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE,
-            RdmaSocketOptions.RDMA_INLINE_SIZE, RdmaSocketOptions.RDMA_BUSY_POLL), channel.supportedOptions());
+            RdmaSocketOptions.RDMA_INLINE_SIZE, RdmaSocketOptions.RDMA_BUSY_POLL, RdmaSocketOptions.RDMA_PATH_POLICY,
+            RdmaSocketOptions.RDMA_PATH), channel.supportedOptions());
         assertEquals(StreamConfiguration.SEND_BUFFER_LENGTH_DEFAULT, channel.getOption(SO_SNDBUF));
         assertEquals(-1, channel.getOption(SO_LINGER));
         assertEquals(false, channel.getOption(TCP_NODELAY));
@@ -358,21 +364,40 @@ class SocketChannelStateTest {
     }
 
     @Test
-    void shouldRefuseUnsupportedFamiliesAndChannelKinds() {
+    void shouldHandOtherChannelKindsToThePlatform() throws IOException {
         final RdmaSelectorProvider provider = fixture.provider;
+        final SelectorProvider platform = SelectorProvider.provider();
 
         assertThrows(NullPointerException.class, () -> provider.openSocketChannel(null));
-        assertEquals("Protocol family not supported: UNIX (RDMA channels support INET and INET6)",
-            assertThrows(UnsupportedOperationException.class,
-                () -> provider.openSocketChannel(StandardProtocolFamily.UNIX)).getMessage());
-        assertThrows(UnsupportedOperationException.class,
-            () -> provider.openServerSocketChannel(StandardProtocolFamily.UNIX));
-        assertEquals("RDMA datagram channels are not supported; use the JDK's DatagramChannel (SelectorProvider of "
-            + "the JDK)", assertThrows(UnsupportedOperationException.class, provider::openDatagramChannel)
-            .getMessage());
-        assertThrows(UnsupportedOperationException.class,
-            () -> provider.openDatagramChannel(StandardProtocolFamily.INET));
-        assertThrows(UnsupportedOperationException.class, provider::openPipe);
+        assertThrows(NullPointerException.class, () -> provider.openServerSocketChannel(null));
+        final ProtocolFamily unknown = new ProtocolFamily() {
+            @Override
+            public String name() {
+                return "APPLETALK";
+            }
+
+            @Override
+            public String toString() {
+                return name();
+            }
+        };
+        assertEquals("Protocol family not supported: APPLETALK (RDMA channels support INET and INET6)",
+            assertThrows(UnsupportedOperationException.class, () -> provider.openSocketChannel(unknown))
+                .getMessage());
+        try (SocketChannel unix = provider.openSocketChannel(StandardProtocolFamily.UNIX);
+            ServerSocketChannel unixServer = provider.openServerSocketChannel(StandardProtocolFamily.UNIX);
+            DatagramChannel datagram = provider.openDatagramChannel();
+            DatagramChannel datagram4 = provider.openDatagramChannel(StandardProtocolFamily.INET)) {
+            assertSame(platform, unix.provider());
+            assertSame(platform, unixServer.provider());
+            assertSame(platform, datagram.provider());
+            assertSame(platform, datagram4.provider());
+        }
+        final Pipe pipe = provider.openPipe();
+        assertSame(platform, pipe.source().provider());
+        pipe.source().close();
+        pipe.sink().close();
+        assertSame(platform, RdmaSelectorProvider.platformProvider());
     }
 
     @Test

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class ServerProcess implements AutoCloseable {
     private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
-        "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED");
+        "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
+        "--enable-native-access=ALL-UNNAMED");
 
     private final Process process;
     private final Map<Transport, String> addresses;

@@ -9,13 +9,18 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.IllegalSelectorException;
+import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import io.rdmachannel.nio.RdmaSelectorProvider;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -34,35 +39,58 @@ class SelectionRulesContractTest {
     private static final Duration NOT_BLOCKING = Duration.ofSeconds(2);
     private static final long SHORT_SELECT_MILLIS = 100;
 
+    /**
+     * The JDK's selectors take only the JDK's channels; an RDMA selector takes the platform's channels (here the
+     * JDK's TCP channels) next to its own, and reports readiness of both kinds in one selection.
+     */
     @AcrossTransports
-    void shouldRefuseChannelsOfAnotherProvider(final ContractTransport transport, final ConnectionState state)
-        throws Exception {
+    void shouldMixPlatformChannelsOnlyOnRdmaSelectors(final ContractTransport transport,
+        final ConnectionState state) throws Exception {
         final ContractTransport foreign = ContractTransports.foreignTo(transport);
-        state.put("foreign", foreign);
-        final Selector selector = state.closeAtEnd(transport.openSelector());
-        final Selector foreignSelector = state.closeAtEnd(foreign.openSelector());
-        final SocketChannel channel = state.closeAtEnd(transport.openSocketChannel());
-        final SocketChannel foreignChannel = state.closeAtEnd(foreign.openSocketChannel());
-        final ServerSocketChannel foreignListener = state.closeAtEnd(foreign.openServerSocketChannel());
-        channel.configureBlocking(false);
-        foreignChannel.configureBlocking(false);
-        foreignListener.configureBlocking(false);
+        final boolean rdmaUnderTest = transport.provider() instanceof RdmaSelectorProvider;
+        final ContractTransport rdma = rdmaUnderTest ? transport : foreign;
+        final ContractTransport platform = rdmaUnderTest ? foreign : transport;
+        state.put("rdma", rdma);
+        state.put("platform", platform);
+        final Selector rdmaSelector = state.closeAtEnd(rdma.openSelector());
+        final Selector platformSelector = state.closeAtEnd(platform.openSelector());
+        final SocketChannel rdmaChannel = state.closeAtEnd(rdma.openSocketChannel());
+        final SocketChannel platformChannel = state.closeAtEnd(platform.openSocketChannel());
+        final ServerSocketChannel rdmaListener = state.closeAtEnd(rdma.openServerSocketChannel());
+        final ServerSocketChannel platformListener = state.closeAtEnd(platform.openServerSocketChannel());
+        for (final SelectableChannel channel : List.of(rdmaChannel, platformChannel,
+            rdmaListener, platformListener)) {
+            channel.configureBlocking(false);
+        }
 
-        assertThrows(IllegalSelectorException.class, () -> foreignChannel.register(selector, SelectionKey.OP_READ),
-            "a channel of " + foreign + " on a selector of " + transport);
-        assertThrows(IllegalSelectorException.class,
-            () -> foreignListener.register(selector, SelectionKey.OP_ACCEPT));
-        assertThrows(IllegalSelectorException.class, () -> channel.register(foreignSelector, SelectionKey.OP_READ),
-            "a channel of " + transport + " on a selector of " + foreign);
-        assertFalse(foreignChannel.isRegistered(), "the refused channel is not registered");
-        assertFalse(channel.isRegistered());
-        assertTrue(selector.keys().isEmpty() && foreignSelector.keys().isEmpty(), "no key was added");
+        assertThrows(IllegalSelectorException.class, () -> rdmaChannel.register(platformSelector,
+            SelectionKey.OP_READ), "a channel of " + rdma + " on a selector of " + platform);
+        assertThrows(IllegalSelectorException.class, () -> rdmaListener.register(platformSelector,
+            SelectionKey.OP_ACCEPT));
+        assertFalse(rdmaChannel.isRegistered(), "the refused channel is not registered");
+        assertTrue(platformSelector.keys().isEmpty(), "no key was added");
 
-        state.step("both still work with their own provider");
-        channel.register(selector, SelectionKey.OP_CONNECT);
-        foreignChannel.register(foreignSelector, SelectionKey.OP_CONNECT);
-        assertEquals(1, selector.keys().size());
-        assertEquals(1, foreignSelector.keys().size());
+        state.step("register both kinds with the RDMA selector");
+        rdmaListener.bind(rdma.bindAddress());
+        platformListener.bind(platform.bindAddress());
+        final SelectionKey rdmaAccept = rdmaListener.register(rdmaSelector, SelectionKey.OP_ACCEPT);
+        final SelectionKey platformAccept = platformListener.register(rdmaSelector, SelectionKey.OP_ACCEPT);
+        final SelectionKey rdmaConnect = rdmaChannel.register(rdmaSelector, SelectionKey.OP_CONNECT);
+        final SelectionKey platformConnect = platformChannel.register(rdmaSelector, SelectionKey.OP_CONNECT);
+        assertEquals(4, rdmaSelector.keys().size());
+        assertTrue(platformConnect.selector() == rdmaSelector && platformChannel.keyFor(rdmaSelector)
+            == platformConnect, "the platform channel's key is the RDMA selector's");
+
+        state.step("connect both and select until every key was ready");
+        rdmaChannel.connect(rdmaListener.getLocalAddress());
+        platformChannel.connect(platformListener.getLocalAddress());
+        final Set<SelectionKey> seen = new HashSet<>();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (seen.size() < 4 && System.nanoTime() - deadline < 0) {
+            rdmaSelector.select(key -> seen.add(key), 1000);
+        }
+        assertEquals(Set.of(rdmaAccept, platformAccept, rdmaConnect, platformConnect), seen);
+        assertTrue(rdmaChannel.finishConnect() && platformChannel.finishConnect());
     }
 
     @AcrossTransports

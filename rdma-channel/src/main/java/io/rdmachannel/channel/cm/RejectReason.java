@@ -1,5 +1,7 @@
 package io.rdmachannel.channel.cm;
 
+import java.net.ConnectException;
+
 /**
  * Why a connection request was rejected; carried to the requester, who sees a
  * {@link java.net.ConnectException} naming it.
@@ -42,6 +44,21 @@ public enum RejectReason {
      */
     public String message() {
         return message;
+    }
+
+    /**
+     * The exception the requester sees: a {@link NoRdmaPathException} when the rejection means that RDMA cannot
+     * reach the peer (no listener, a protocol it does not speak), else a plain {@link ConnectException}.
+     *
+     * @return a new exception with {@link #message()}.
+     */
+    public ConnectException exception() {
+        return switch (this) {
+            case NO_LISTENER -> new NoRdmaPathException(NoRdmaPathException.Reason.NO_LISTENER, message);
+            case UNSUPPORTED_PROTOCOL -> new NoRdmaPathException(NoRdmaPathException.Reason.UNSUPPORTED_PROTOCOL,
+                message);
+            default -> new ConnectException(message);
+        };
     }
 
     /**

@@ -15,6 +15,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.rdmachannel.channel.internal.PlatformChannels;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,9 +47,10 @@ final class ShmAgent implements AutoCloseable {
             throw new IOException("shm socket path is too long for a Unix-domain socket (" + socketPath.toString()
                 .length() + " characters): choose a shorter " + ShmConfiguration.DIRECTORY_PROP_NAME);
         }
-        this.selector = Selector.open();
+        this.selector = PlatformChannels.provider().openSelector();
         try {
-            this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            this.server = PlatformChannels.provider()
+                .openServerSocketChannel(StandardProtocolFamily.UNIX);
             server.bind(UnixDomainSocketAddress.of(socketPath));
             server.configureBlocking(false);
             server.register(selector, SelectionKey.OP_ACCEPT);
@@ -89,7 +92,8 @@ final class ShmAgent implements AutoCloseable {
      */
     ShmLink connect(final Path peerSocket, final ShmQueuePair local, final int remoteQueuePairNumber)
         throws IOException {
-        final SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+        final SocketChannel channel = PlatformChannels.provider()
+            .openSocketChannel(StandardProtocolFamily.UNIX);
         try {
             channel.connect(UnixDomainSocketAddress.of(peerSocket));
             channel.configureBlocking(false);

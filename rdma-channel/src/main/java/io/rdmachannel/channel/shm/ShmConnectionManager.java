@@ -6,14 +6,17 @@ import io.rdmachannel.channel.cm.CmEndpointFactory;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
 import io.rdmachannel.channel.cm.ConnectionRequestFilter;
+import io.rdmachannel.channel.cm.NoRdmaPathException;
 import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.IbSocketAddress;
+import io.rdmachannel.channel.internal.LocalAddresses;
+import io.rdmachannel.channel.internal.PlatformChannels;
 import io.rdmachannel.channel.spi.QueuePair;
 import io.rdmachannel.channel.spi.QueuePairAttributes;
 import io.rdmachannel.channel.spi.QueuePairState;
 
 import java.io.IOException;
 import java.net.BindException;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
@@ -30,6 +33,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -76,6 +80,7 @@ final class ShmConnectionManager implements ConnectionManager {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final ShmDevice device;
+    private final Path directory;
     private final Path ports;
     private final long connectTimeoutNanos;
     private final Selector selector;
@@ -86,11 +91,12 @@ final class ShmConnectionManager implements ConnectionManager {
 
     ShmConnectionManager(final ShmDevice device, final ShmConfiguration configuration) throws IOException {
         this.device = device;
-        this.ports = configuration.directory().resolve("ports");
+        this.directory = configuration.directory();
+        this.ports = directory.resolve("ports");
         Files.createDirectories(ports);
         this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(
             Long.getLong(CONNECT_TIMEOUT_PROP_NAME, CONNECT_TIMEOUT_DEFAULT));
-        this.selector = Selector.open();
+        this.selector = PlatformChannels.provider().openSelector();
         this.thread = Thread.ofPlatform().daemon().name("rdmachannel-shm-cm-" + device.gidHex().substring(0, 8))
             .start(this::run);
     }
@@ -109,7 +115,12 @@ final class ShmConnectionManager implements ConnectionManager {
         if (!ShmAddresses.hasPort(address)) {
             throw new UnsupportedAddressTypeException();
         }
-        final ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        if (!ShmAddresses.isWildcard(address) && !isLocal(address)) {
+            throw new BindException("Cannot assign requested address: " + describe(address)
+                + " is not an address of this host");
+        }
+        final ServerSocketChannel server = PlatformChannels.provider()
+            .openServerSocketChannel(StandardProtocolFamily.UNIX);
         try {
             SocketAddress bound = address;
             final boolean ephemeral = ShmAddresses.port(address) == 0;
@@ -173,12 +184,30 @@ final class ShmConnectionManager implements ConnectionManager {
     }
 
     private static boolean isStale(final Path path) {
-        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+        try (SocketChannel probe = PlatformChannels.provider()
+            .openSocketChannel(StandardProtocolFamily.UNIX)) {
             probe.connect(UnixDomainSocketAddress.of(path));
             return false;
         } catch (final IOException ex) {
             return true;
         }
+    }
+
+    /**
+     * Whether an address is this host's: for IP a loopback or local interface address, for InfiniBand the GID of a
+     * live shm device of this host (its folder exists; a dead process's folder is gone or reclaimed soon).
+     */
+    private boolean isLocal(final SocketAddress address) {
+        if (address instanceof InetSocketAddress inet) {
+            return LocalAddresses.isLocal(inet.getAddress());
+        }
+        final byte[] gid = ((IbSocketAddress) address).gid();
+        return Files.isDirectory(directory.resolve(HexFormat.of().formatHex(gid)));
+    }
+
+    private static String describe(final SocketAddress address) {
+        return address instanceof InetSocketAddress inet ? inet.getAddress().getHostAddress()
+            : address.toString();
     }
 
     private Path listenerPath(final SocketAddress address, final boolean wildcard) {
@@ -193,6 +222,12 @@ final class ShmConnectionManager implements ConnectionManager {
         final SocketAddress target = ShmAddresses.target(ShmAddresses.check(remote));
         if (local != null && ShmAddresses.check(local).getClass() != target.getClass()) {
             throw new UnsupportedAddressTypeException();
+        }
+        if (!isLocal(target)) {
+            // a listener on the wildcard serves this host's addresses only, as a TCP listener does
+            throw new NoRdmaPathException(NoRdmaPathException.Reason.NOT_LOCAL, describe(target)
+                + " is not an address of this host: the shm provider reaches only this host's addresses (the"
+                + " loopback, the local interfaces' addresses, the GIDs of this host's shm devices)");
         }
         final SocketAddress source = ShmAddresses.source(local, target, device.gid(),
             EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW));
@@ -381,14 +416,15 @@ final class ShmConnectionManager implements ConnectionManager {
                 if (!Files.exists(path)) {
                     path = listenerPath(target, true);
                 }
-                final SocketChannel socket = SocketChannel.open(StandardProtocolFamily.UNIX);
+                final SocketChannel socket = PlatformChannels.provider()
+                    .openSocketChannel(StandardProtocolFamily.UNIX);
                 socket.configureBlocking(false);
                 attach(socket, SelectionKey.OP_CONNECT);
                 if (socket.connect(UnixDomainSocketAddress.of(path))) {
                     onConnected();
                 }
             } catch (final IOException ex) {
-                fail(queuePair == null ? new ConnectException("Connection refused") : ex, null);
+                fail(queuePair == null ? RejectReason.NO_LISTENER.exception() : ex, null);
             } catch (final RuntimeException ex) {
                 fail(new IOException("cannot start the connection: " + ex, ex), null);
             }
@@ -409,7 +445,7 @@ final class ShmConnectionManager implements ConnectionManager {
                     read();
                 }
             } catch (final IOException | RuntimeException ex) {
-                fail(listener == null && queuePair == null ? new ConnectException("Connection refused")
+                fail(listener == null && queuePair == null ? RejectReason.NO_LISTENER.exception()
                     : new IOException("shm connection handshake failed: " + ex.getMessage(), ex), null);
             }
         }
@@ -466,8 +502,7 @@ final class ShmConnectionManager implements ConnectionManager {
                 switch (type) {
                     case REP -> onReply(message);
                     case REJ -> {
-                        final RejectReason reason = RejectReason.fromCode(message.get());
-                        fail(new ConnectException(reason.message()), null);
+                        fail(RejectReason.fromCode(message.get()).exception(), null);
                     }
                     default -> throw new IOException("unexpected handshake message " + type + " at the connector");
                 }
@@ -642,7 +677,7 @@ final class ShmConnectionManager implements ConnectionManager {
                 queuePair.close();
             }
             if (endpoint != null) {
-                endpoint.failed(cause != null ? cause : new ConnectException("Connection refused"));
+                endpoint.failed(cause != null ? cause : RejectReason.NO_LISTENER.exception());
             }
         }
 

@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.IbSocketAddress;
+import io.rdmachannel.channel.cm.NoRdmaPathException;
+import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
-import java.net.ConnectException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -148,9 +150,11 @@ class RsocketStreamTest {
     void shouldConnectOverInfiniBandAddresses() throws Exception {
         final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
         final IbSocketAddress wildcard = IbSocketAddress.of(new byte[IbSocketAddress.GID_LENGTH], 0);
-        try (StreamListener listener = transport.listen(wildcard, 4, new StreamOptions(), serverWaker)) {
+        // the GID of a live shm device of this host: the listener on the wildcard GID serves this host's GIDs
+        try (RdmaDevice localGid = RdmaProviders.byName("shm").openDevice(null);
+            StreamListener listener = transport.listen(wildcard, 4, new StreamOptions(), serverWaker)) {
             final IbSocketAddress bound = (IbSocketAddress) listener.localAddress();
-            final IbSocketAddress target = IbSocketAddress.parse("ib:[fe80::1]:" + bound.port());
+            final IbSocketAddress target = IbSocketAddress.of(localGid.queryGid(1, 0), bound.port());
             final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
             try (StreamConnection client = BlockingStream.connect(transport.connect(target, null,
                 new StreamOptions(), clientWaker), clientWaker);
@@ -202,13 +206,52 @@ class RsocketStreamTest {
         }
     }
 
+    /**
+     * A listener on the wildcard serves this host's addresses only: a connect to another host's address with the
+     * same port is refused at once, as not reachable over shm (it used to reach the local listener).
+     */
+    @Test
+    void shouldReachOnlyThisHostsAddresses() throws Exception {
+        final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+        try (StreamListener ipListener = transport.listen(new InetSocketAddress(0), 4, new StreamOptions(),
+            serverWaker);
+            StreamListener ibListener = transport.listen(IbSocketAddress.of(new byte[IbSocketAddress.GID_LENGTH], 0),
+                4, new StreamOptions(), serverWaker)) {
+            final int port = ((InetSocketAddress) ipListener.localAddress()).getPort();
+            final InetSocketAddress elsewhere = new InetSocketAddress(InetAddress.getByName("203.0.113.7"), port);
+            final NoRdmaPathException notLocal = assertThrows(NoRdmaPathException.class,
+                () -> transport.connect(elsewhere, null, new StreamOptions(), new BlockingStream.Waker()));
+            assertEquals(NoRdmaPathException.Reason.NOT_LOCAL, notLocal.reason());
+            assertTrue(notLocal.getMessage().startsWith("203.0.113.7 is not an address of this host"),
+                notLocal.getMessage());
+
+            final IbSocketAddress foreignGid = IbSocketAddress.parse("ib:[fe80::1]:"
+                + ((IbSocketAddress) ibListener.localAddress()).port());
+            assertEquals(NoRdmaPathException.Reason.NOT_LOCAL, assertThrows(NoRdmaPathException.class,
+                () -> transport.connect(foreignGid, null, new StreamOptions(), new BlockingStream.Waker())).reason());
+
+            // this host's own addresses still reach the wildcard listener
+            final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+            try (StreamConnection client = BlockingStream.connect(transport.connect(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), port), null, new StreamOptions(),
+                clientWaker), clientWaker);
+                StreamConnection server = BlockingStream.accept(ipListener, serverWaker)) {
+                assertEquals(client.localAddress(), server.remoteAddress());
+            }
+        }
+        final BindException notHere = assertThrows(BindException.class, () -> transport.listen(
+            new InetSocketAddress(InetAddress.getByName("203.0.113.7"), 0), 4, new StreamOptions(), serverWaker));
+        assertTrue(notHere.getMessage().startsWith("Cannot assign requested address"), notHere.getMessage());
+    }
+
     @Test
     void shouldRefuseWhenNobodyListens() throws Exception {
         final BlockingStream.Waker waker = new BlockingStream.Waker();
         final StreamConnector connector = transport.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(),
             1), null, new StreamOptions(), waker);
-        final ConnectException refused = assertThrows(ConnectException.class,
+        final NoRdmaPathException refused = assertThrows(NoRdmaPathException.class,
             () -> BlockingStream.connect(connector, waker));
         assertEquals("Connection refused", refused.getMessage());
+        assertEquals(NoRdmaPathException.Reason.NO_LISTENER, refused.reason());
     }
 }
