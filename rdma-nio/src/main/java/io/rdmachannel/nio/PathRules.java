@@ -172,7 +172,7 @@ final class PathRules {
             int low = 0;
             int high = 65535;
             if (fields.length == 4 && !"*".equals(fields[3])) {
-                final int dash = fields[3].indexOf('-');
+                final int dash = fields[3].indexOf('-', 1);
                 low = number(where, line, dash < 0 ? fields[3] : fields[3].substring(0, dash), "port");
                 high = dash < 0 ? low : number(where, line, fields[3].substring(dash + 1), "port");
                 if (high > 65535 || low > high) {

@@ -41,6 +41,8 @@ import io.rdmachannel.channel.stream.StreamTransports;
 public final class RdmaSelectorProvider extends SelectorProvider {
     private final Object transportLock = new Object();
     private volatile StreamTransport transport;
+    /** The drop-in's settings, or null for this JVM's (read on first use). */
+    private final DropInConfiguration dropIn;
     /** Whether this is the JVM-wide provider: 0 not known yet, 1 yes, -1 no. */
     private volatile int jvmWide;
 
@@ -48,6 +50,7 @@ public final class RdmaSelectorProvider extends SelectorProvider {
      * A provider over the default stream engine, found on first use.
      */
     public RdmaSelectorProvider() {
+        this.dropIn = null;
     }
 
     /**
@@ -59,7 +62,15 @@ public final class RdmaSelectorProvider extends SelectorProvider {
     // "exports": StreamTransport's package is exported to this module only, on purpose (it is not public API).
     @SuppressWarnings("exports")
     public RdmaSelectorProvider(final StreamTransport transport) {
+        this(transport, null);
+    }
+
+    /**
+     * A provider over a given engine with given drop-in settings (tests).
+     */
+    RdmaSelectorProvider(final StreamTransport transport, final DropInConfiguration dropIn) {
         this.transport = Objects.requireNonNull(transport, "transport");
+        this.dropIn = dropIn;
     }
 
     /**
@@ -195,6 +206,13 @@ public final class RdmaSelectorProvider extends SelectorProvider {
             jvmWide = known;
         }
         return known > 0;
+    }
+
+    /**
+     * The drop-in's settings: rules, fallback timeout, the cache of destinations RDMA could not reach.
+     */
+    DropInConfiguration dropIn() {
+        return dropIn != null ? dropIn : DropInConfiguration.get();
     }
 
     /**

@@ -201,7 +201,7 @@ final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implemen
         if (set != null) {
             decision = new PathRules.Decision(set, "policy " + set);
         } else if (dropIn && address instanceof InetSocketAddress inet) {
-            decision = DropInConfiguration.get().rules().forBind(inet);
+            decision = provider.dropIn().rules().forBind(inet);
         } else {
             decision = new PathRules.Decision(RdmaPathPolicy.RDMA_ONLY, dropIn ? "not an IP address"
                 : "opened as an RDMA channel");
@@ -478,13 +478,19 @@ final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implemen
             inherited = options.inherit();
             engine = transport;
         }
-        return new RdmaSocketChannelImpl(provider, engine, family, childRelay, accepted, inherited,
-            RdmaPath.rdma(engine.providerName(), "accepted over RDMA"));
+        final RdmaPath over = RdmaPath.rdma(engine.providerName(), "accepted over RDMA");
+        LOG.log(System.Logger.Level.DEBUG, "accepted {0} on {1} over {2}", accepted.remoteAddress(),
+            accepted.localAddress(), over);
+        return new RdmaSocketChannelImpl(provider, engine, family, childRelay, accepted, inherited, over);
     }
 
     private SocketChannel acceptedOverTcp(final SocketChannel accepted) throws IOException {
         try {
-            return new RdmaSocketChannelImpl(provider, family, accepted, RdmaPath.tcp("accepted over TCP"));
+            final RdmaSocketChannelImpl channel = new RdmaSocketChannelImpl(provider, family, accepted,
+                RdmaPath.tcp("accepted over TCP"));
+            LOG.log(System.Logger.Level.DEBUG, "accepted {0} on {1} over {2}", channel.remoteAddress(),
+                channel.localAddress(), channel.path());
+            return channel;
         } catch (final IOException | RuntimeException ex) {
             accepted.close();
             throw ex;

@@ -2,6 +2,7 @@ package io.rdmachannel.nio;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
 import java.net.ProtocolFamily;
@@ -197,6 +198,10 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         synchronized (stateLock) {
             return remoteAddress;
         }
+    }
+
+    RdmaPath path() {
+        return path;
     }
 
     @Override
@@ -419,7 +424,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 return;
             }
             if (mayFallBack) {
-                final String unreachable = DropInConfiguration.get().unreachableReason((InetSocketAddress) address);
+                final String unreachable = provider.dropIn().unreachableReason((InetSocketAddress) address);
                 if (unreachable != null) {
                     decideTcpLocked("fallback (remembered): " + unreachable, !blocking);
                     return;
@@ -431,7 +436,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             attempt = transport().connect(address, localAddress(), streamOptions(), relay);
         } catch (final IOException ex) {
             if (!mayFallBack || !isNoRdmaPath(ex)) {
-                throw ex;
+                throw asThrown(ex);
             }
             synchronized (stateLock) {
                 fallBackLocked(address, ex, !blocking);
@@ -446,7 +451,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             connector = attempt;
             path = RdmaPath.rdma(transport.providerName(), decision.reason());
             if (mayFallBack) {
-                final long timeout = DropInConfiguration.get().fallbackTimeoutNanos();
+                final long timeout = provider.dropIn().fallbackTimeoutNanos();
                 fallbackDeadline = Math.max(1, System.nanoTime() + timeout);
                 if (!blocking) {
                     fallbackTimer = DropInConfiguration.schedule(relay::onReadiness, timeout);
@@ -468,7 +473,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         if (set != null) {
             decision = new PathRules.Decision(set, "policy " + set);
         } else if (dropIn && address instanceof InetSocketAddress inet) {
-            decision = DropInConfiguration.get().rules().forConnect(inet);
+            decision = provider.dropIn().rules().forConnect(inet);
         } else {
             decision = new PathRules.Decision(RdmaPathPolicy.RDMA_ONLY, dropIn ? "not an IP address"
                 : "opened as an RDMA channel");
@@ -522,6 +527,19 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             || failure instanceof SocketTimeoutException;
     }
 
+    /**
+     * A connect failure as the application sees it: the engine's {@link NoRdmaPathException} (a classification for
+     * the fallback) becomes the plain {@link ConnectException} the JDK throws, with the same message.
+     */
+    private static IOException asThrown(final IOException failure) {
+        if (failure instanceof NoRdmaPathException) {
+            final ConnectException plain = new ConnectException(failure.getMessage());
+            plain.initCause(failure);
+            return plain;
+        }
+        return failure;
+    }
+
     private static String describeNoRdmaPath(final IOException cause) {
         final String why;
         if (cause instanceof NoRdmaPathException noPath) {
@@ -545,7 +563,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     private void fallBackLocked(final SocketAddress address, final IOException cause, final boolean startNow) {
         assert Thread.holdsLock(stateLock);
         final String reason = describeNoRdmaPath(cause);
-        DropInConfiguration.get().rememberUnreachable((InetSocketAddress) address, reason);
+        provider.dropIn().rememberUnreachable((InetSocketAddress) address, reason);
         decideTcpLocked("fallback: " + reason, startNow);
     }
 
@@ -640,7 +658,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         }
         if (fallbackDeadline != 0 && System.nanoTime() - fallbackDeadline >= 0) {
             connector = null;
-            final long waited = TimeUnit.NANOSECONDS.toMillis(DropInConfiguration.get().fallbackTimeoutNanos());
+            final long waited = TimeUnit.NANOSECONDS.toMillis(provider.dropIn().fallbackTimeoutNanos());
             fallBackLocked(remoteAddress, new SocketTimeoutException("no RDMA connection within " + waited + " ms"),
                 startTcp);
             return attempt;
@@ -662,7 +680,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             if (connectFailure != null) {
                 final IOException failure = connectFailure;
                 connectFailure = null;
-                throw failure;
+                throw asThrown(failure);
             }
         }
         if (abandoned != null) {

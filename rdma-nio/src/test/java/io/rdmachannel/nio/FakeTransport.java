@@ -18,6 +18,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rdmachannel.channel.IbSocketAddress;
+import io.rdmachannel.channel.cm.RejectReason;
 import io.rdmachannel.channel.stream.ReadinessObserver;
 import io.rdmachannel.channel.stream.StreamConnector;
 import io.rdmachannel.channel.stream.StreamListener;
@@ -45,6 +46,8 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
     /** The options given to every connect. */
     final List<StreamOptions> connectOptions = new CopyOnWriteArrayList<>();
     final AtomicInteger arms = new AtomicInteger();
+    /** Whether listening fails as on an address no RDMA device serves. */
+    volatile boolean refuseListen;
     private final Queue<Runnable> held = new ConcurrentLinkedQueue<>();
 
     FakeTransport() {
@@ -67,6 +70,9 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
     @Override
     public StreamListener listen(final SocketAddress local, final int backlog, final StreamOptions options,
         final ReadinessObserver observer) throws IOException {
+        if (refuseListen) {
+            throw new BindException("Cannot assign requested address: no RDMA device has " + local);
+        }
         SocketAddress bound = local;
         if (local instanceof InetSocketAddress inet && inet.getPort() == 0) {
             bound = new InetSocketAddress(inet.getAddress(), nextPort.incrementAndGet());
@@ -124,14 +130,15 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
     private void complete(final FakeConnector connector, final SocketAddress from, final SocketAddress remote) {
         final FakeListener listener = listeners.get(key(remote));
         if (listener == null) {
-            connector.fail(new java.net.ConnectException("Connection refused"));
+            // as the real engines: no listener means no RDMA there, which the drop-in may fall back on
+            connector.fail(RejectReason.NO_LISTENER.exception());
             return;
         }
         final FakeConnection client = new FakeConnection(this, from, remote, pipeCapacity);
         final FakeConnection server = new FakeConnection(this, listener.localAddress(), from, pipeCapacity);
         FakeConnection.pair(client, server);
         if (!listener.offer(server)) {
-            connector.fail(new java.net.ConnectException("Connection refused"));
+            connector.fail(RejectReason.BACKLOG_FULL.exception());
             return;
         }
         connections.add(client);

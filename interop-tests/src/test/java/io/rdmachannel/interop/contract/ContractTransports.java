@@ -47,7 +47,8 @@ final class ContractTransports {
         new JdkTcpTransport(),
         new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
-        nativeTransport()));
+        nativeTransport(),
+        DropInTransport.ifInstalled(dropInAddress())));
 
     /**
      * The transports over the IPv6 loopback; empty if the machine cannot bind {@code ::1}.
@@ -76,6 +77,21 @@ final class ContractTransports {
     static final String NATIVE_ADDRESS6_PROP_NAME = "rdmachannel.contract.native.address6";
 
     private static final String NATIVE_ADDRESS6_DEFAULT = "2001:db8::1";
+
+    /**
+     * System property with the address the drop-in transport's listeners bind to (default the loopback; an address
+     * of the RDMA device's interface for RDMA on the native provider).
+     */
+    static final String DROPIN_ADDRESS_PROP_NAME = "rdmachannel.contract.dropin.address";
+
+    private static InetAddress dropInAddress() {
+        final String configured = System.getProperty(DROPIN_ADDRESS_PROP_NAME);
+        try {
+            return configured == null ? InetAddress.getLoopbackAddress() : InetAddress.getByName(configured);
+        } catch (final UnknownHostException ex) {
+            throw new IllegalStateException("bad " + DROPIN_ADDRESS_PROP_NAME + ": " + configured, ex);
+        }
+    }
 
     /**
      * The native transport when an RDMA device is usable here (the soft-RoCE guest), else nothing.

@@ -3,6 +3,8 @@ package io.rdmachannel.interop.contract;
 import java.net.InetAddress;
 import java.nio.channels.spi.SelectorProvider;
 
+import io.rdmachannel.nio.RdmaSelectorProvider;
+
 /**
  * The oracle: the JDK's built-in TCP channels over a loopback address (IPv4 by default, or IPv6 {@code ::1}).
  * <p>
@@ -33,7 +35,9 @@ final class JdkTcpTransport implements ContractTransport {
      * @param loopback the loopback address listeners bind to.
      */
     JdkTcpTransport(final String name, final InetAddress loopback) {
-        provider = SelectorProvider.provider();
+        // in a JVM with rdmachannel as the JVM-wide provider (the drop-in run), the JDK's own provider
+        provider = SelectorProvider.provider() instanceof RdmaSelectorProvider ? RdmaSelectorProvider.platformProvider()
+            : SelectorProvider.provider();
         if (provider.getClass().getModule() != Object.class.getModule()) {
             throw new IllegalStateException("the default SelectorProvider is not the JDK's: provider="
                 + provider.getClass().getName());
