@@ -23,7 +23,7 @@ final class ChildJvm implements AutoCloseable {
     static final String RDMA_PROVIDER = "io.rdmachannel.nio.RdmaSelectorProvider";
     /** System properties of this JVM that children inherit (which verbs provider, where shm lives, ...). */
     private static final List<String> INHERITED = List.of("rdmachannel.provider", "rdmachannel.cm",
-        "rdmachannel.shm.dir", "rdmachannel.rdma_cm.connectTimeoutMillis");
+        "rdmachannel.shm.dir", "rdmachannel.rdma_cm.connectTimeoutMillis", "rdmachannel.fallback.timeoutMillis");
     private static final String END = "\u0000end";
 
     private final String name;
