@@ -123,6 +123,30 @@ class PlatformSelectionTest {
         assertEquals(0, selection.get(10, TimeUnit.SECONDS));
     }
 
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void shouldEndAPlatformWaitOnInterruptKeepingTheStatus(final boolean virtual) throws Exception {
+        pipe.source().register(selector, OP_READ);
+        final Thread[] selecting = new Thread[1];
+        final boolean[] interrupted = new boolean[1];
+        final FutureTask<Integer> selection = start(virtual, () -> {
+            selecting[0] = Thread.currentThread();
+            try {
+                return selector.select();
+            } finally {
+                interrupted[0] = Thread.currentThread().isInterrupted();
+            }
+        });
+        ChannelFixture.await("the selection to start", () -> selecting[0] != null);
+        ChannelFixture.await("the selection to wait", () -> waits(selecting[0]));
+
+        selecting[0].interrupt();
+
+        assertEquals(0, selection.get(10, TimeUnit.SECONDS));
+        assertTrue(interrupted[0], "the interrupt status is kept");
+        assertTrue(selector.isOpen(), "an interrupt does not close a selector");
+    }
+
     @Test
     void shouldNotReturnEarlyFromATimedSelectionWithPlatformKeys() throws IOException {
         final SocketChannel[] pair = nonBlockingPair();

@@ -15,7 +15,8 @@ import java.util.HexFormat;
 /**
  * How the shm connection manager names listeners and carries addresses. Both address families map onto the same
  * rendezvous: an IP address and port, or an InfiniBand GID and service ID (with P_Key). A listener on a wildcard
- * (the any-address, or an all-zero GID) is found for every address of its family with its port or service ID.
+ * (the any-address, or an all-zero GID) is found for every address of its family with its port or service ID that
+ * is this host's: the connection manager refuses other hosts' addresses before it looks.
  *
  * <pre>
  *  listener name (IP): "&lt;host&gt;_&lt;port&gt;", or "any_&lt;port&gt;" for the wildcard
