@@ -325,8 +325,7 @@ final class RdmaSelector extends AbstractSelector {
      * early with nothing ready while it may still wait.
      */
     private int doSelect(final Consumer<SelectionKey> action, final long timeout) throws IOException {
-        final long deadline = timeout > 0 ? Math.max(1, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout))
-            : 0;
+        final long deadline = timeout > 0 ? ReadinessRelay.deadlineMillis(timeout) : 0;
         processDeregisterQueue();
         while (true) {
             final boolean last = timeout == 0 || mustReturn() || deadline != 0 && System.nanoTime() - deadline >= 0;

@@ -452,7 +452,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             path = RdmaPath.rdma(transport.providerName(), decision.reason());
             if (mayFallBack) {
                 final long timeout = provider.dropIn().fallbackTimeoutNanos();
-                fallbackDeadline = Math.max(1, System.nanoTime() + timeout);
+                fallbackDeadline = ReadinessRelay.deadline(timeout);
                 if (!blocking) {
                     fallbackTimer = DropInConfiguration.schedule(relay::onReadiness, timeout);
                 }
