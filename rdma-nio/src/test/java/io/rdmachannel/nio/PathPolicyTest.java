@@ -34,6 +34,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.rdmachannel.channel.cm.NoRdmaPathException;
 import org.junit.jupiter.api.AfterEach;
@@ -323,44 +325,45 @@ class PathPolicyTest {
         assertEquals(1, channel.read(ByteBuffer.allocate(1)), "a blocking read over the platform channel");
     }
 
-    @Test
-    void shouldCloseATcpChannelWhoseBlockedReaderIsInterrupted() throws Exception {
+    /**
+     * A TCP-path channel with a reader blocked in the platform channel's read.
+     */
+    private record BlockedReader(RdmaSocketChannel channel, Thread thread, FutureTask<Integer> result) {
+    }
+
+    private BlockedReader blockedTcpReader() throws Exception {
         final ServerSocketChannel jdk = tcpServer();
         final RdmaSocketChannel channel = socket(RdmaPathPolicy.TCP_ONLY);
         channel.connect(jdk.getLocalAddress());
         track(jdk.accept());
-        final Thread[] reader = new Thread[1];
+        final AtomicReference<Thread> reader = new AtomicReference<>();
         final FutureTask<Integer> read = start("tcp-reader", () -> {
-            reader[0] = Thread.currentThread();
+            reader.set(Thread.currentThread());
             return channel.read(ByteBuffer.allocate(1));
         });
-        ChannelFixture.await("the reader to start", () -> reader[0] != null);
-        ChannelFixture.await("the reader to block in read", () -> isIn(reader[0], "read"));
+        ChannelFixture.await("the reader to start", () -> reader.get() != null);
+        ChannelFixture.await("the reader to block in read", () -> isIn(reader.get(), "read"));
+        return new BlockedReader(channel, reader.get(), read);
+    }
 
-        reader[0].interrupt();
+    @Test
+    void shouldCloseATcpChannelWhoseBlockedReaderIsInterrupted() throws Exception {
+        final BlockedReader reader = blockedTcpReader();
 
-        final Exception failure = assertThrows(Exception.class, () -> read.get(10, TimeUnit.SECONDS));
+        reader.thread().interrupt();
+
+        final Exception failure = assertThrows(Exception.class, () -> reader.result().get(10, TimeUnit.SECONDS));
         assertInstanceOf(ClosedByInterruptException.class, failure.getCause());
-        assertFalse(channel.isOpen(), "an interrupt closes the channel, as the JDK's");
+        assertFalse(reader.channel().isOpen(), "an interrupt closes the channel, as the JDK's");
     }
 
     @Test
     void shouldFailABlockedTcpReaderWithAsynchronousCloseOnClose() throws Exception {
-        final ServerSocketChannel jdk = tcpServer();
-        final RdmaSocketChannel channel = socket(RdmaPathPolicy.TCP_ONLY);
-        channel.connect(jdk.getLocalAddress());
-        track(jdk.accept());
-        final Thread[] reader = new Thread[1];
-        final FutureTask<Integer> read = start("tcp-reader", () -> {
-            reader[0] = Thread.currentThread();
-            return channel.read(ByteBuffer.allocate(1));
-        });
-        ChannelFixture.await("the reader to start", () -> reader[0] != null);
-        ChannelFixture.await("the reader to block in read", () -> isIn(reader[0], "read"));
+        final BlockedReader reader = blockedTcpReader();
 
-        channel.close();
+        reader.channel().close();
 
-        final Exception failure = assertThrows(Exception.class, () -> read.get(10, TimeUnit.SECONDS));
+        final Exception failure = assertThrows(Exception.class, () -> reader.result().get(10, TimeUnit.SECONDS));
         assertInstanceOf(AsynchronousCloseException.class, failure.getCause());
     }
 
@@ -394,6 +397,31 @@ class PathPolicyTest {
         }
         return inMethod && stack.length > 0 && (stack[0].isNativeMethod()
             || thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING);
+    }
+
+    /**
+     * A blocking accept on its own thread, which records whether it is still interrupted when the accept ends.
+     */
+    private record Accepting(Thread thread, FutureTask<SocketChannel> result, AtomicBoolean interruptedAtEnd) {
+    }
+
+    /**
+     * Start a blocking accept on its own thread and return once it waits.
+     */
+    private static Accepting waitingAccept(final RdmaServerSocketChannel server) {
+        final AtomicReference<Thread> thread = new AtomicReference<>();
+        final AtomicBoolean interruptedAtEnd = new AtomicBoolean();
+        final FutureTask<SocketChannel> result = start("acceptor", () -> {
+            thread.set(Thread.currentThread());
+            try {
+                return server.accept();
+            } finally {
+                interruptedAtEnd.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        ChannelFixture.await("the acceptor to start", () -> thread.get() != null);
+        awaitWaiting(thread.get());
+        return new Accepting(thread.get(), result, interruptedAtEnd);
     }
 
     /**
@@ -435,25 +463,12 @@ class PathPolicyTest {
     @Test
     void shouldWakeABlockedAcceptForEitherKindOfPeer() throws Exception {
         final RdmaServerSocketChannel server = server(RdmaPathPolicy.RDMA_PREFERRED);
-        final Thread[] acceptor = new Thread[1];
-
-        final FutureTask<SocketChannel> first = start("acceptor", () -> {
-            acceptor[0] = Thread.currentThread();
-            return server.accept();
-        });
-        ChannelFixture.await("the acceptor", () -> acceptor[0] != null);
-        awaitWaiting(acceptor[0]);
+        final FutureTask<SocketChannel> first = waitingAccept(server).result();
         socket(RdmaPathPolicy.RDMA_ONLY).connect(server.getLocalAddress());
         assertEquals(RdmaPath.Kind.RDMA, track(first.get(10, TimeUnit.SECONDS))
             .getOption(RdmaSocketOptions.RDMA_PATH).kind());
 
-        acceptor[0] = null;
-        final FutureTask<SocketChannel> second = start("acceptor", () -> {
-            acceptor[0] = Thread.currentThread();
-            return server.accept();
-        });
-        ChannelFixture.await("the acceptor", () -> acceptor[0] != null);
-        awaitWaiting(acceptor[0]);
+        final FutureTask<SocketChannel> second = waitingAccept(server).result();
         track(SocketChannel.open(server.getLocalAddress()));
         assertEquals(RdmaPath.Kind.TCP, track(second.get(10, TimeUnit.SECONDS))
             .getOption(RdmaSocketOptions.RDMA_PATH).kind());
@@ -462,35 +477,18 @@ class PathPolicyTest {
     @Test
     void shouldEndABlockedAcceptOnCloseAndOnInterrupt() throws Exception {
         final RdmaServerSocketChannel closed = server(RdmaPathPolicy.RDMA_PREFERRED);
-        final Thread[] acceptor = new Thread[1];
-        final FutureTask<SocketChannel> accept = start("acceptor", () -> {
-            acceptor[0] = Thread.currentThread();
-            return closed.accept();
-        });
-        ChannelFixture.await("the acceptor", () -> acceptor[0] != null);
-        awaitWaiting(acceptor[0]);
+        final FutureTask<SocketChannel> accept = waitingAccept(closed).result();
         closed.close();
         assertInstanceOf(AsynchronousCloseException.class,
             assertThrows(Exception.class, () -> accept.get(10, TimeUnit.SECONDS)).getCause());
 
         final RdmaServerSocketChannel interrupted = server(RdmaPathPolicy.RDMA_PREFERRED);
-        acceptor[0] = null;
-        final boolean[] stillInterrupted = new boolean[1];
-        final FutureTask<SocketChannel> interruptedAccept = start("acceptor", () -> {
-            acceptor[0] = Thread.currentThread();
-            try {
-                return interrupted.accept();
-            } finally {
-                stillInterrupted[0] = Thread.currentThread().isInterrupted();
-            }
-        });
-        ChannelFixture.await("the acceptor", () -> acceptor[0] != null);
-        awaitWaiting(acceptor[0]);
-        acceptor[0].interrupt();
+        final Accepting accepting = waitingAccept(interrupted);
+        accepting.thread().interrupt();
         assertInstanceOf(ClosedByInterruptException.class,
-            assertThrows(Exception.class, () -> interruptedAccept.get(10, TimeUnit.SECONDS)).getCause());
+            assertThrows(Exception.class, () -> accepting.result().get(10, TimeUnit.SECONDS)).getCause());
         assertFalse(interrupted.isOpen(), "an interrupt closes the channel");
-        assertTrue(stillInterrupted[0], "the interrupt status is kept");
+        assertTrue(accepting.interruptedAtEnd().get(), "the interrupt status is kept");
     }
 
     @Test

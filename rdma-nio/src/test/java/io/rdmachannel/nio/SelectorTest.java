@@ -68,43 +68,12 @@ class SelectorTest {
         return future;
     }
 
-    /**
-     * A steady selection loop (a peer writes, the selection reports the key, the action reads) allocates nothing on
-     * the selecting thread once warm: the per-thread allocation counter is read around each selection only, so the
-     * fake engine's own allocations on the writing side do not count.
-     */
     @Test
     void shouldNotAllocatePerSelection() throws IOException {
         final SocketChannel[] pair = nonBlockingPair();
         pair[1].register(selector, OP_READ);
-        final ByteBuffer out = ByteBuffer.allocateDirect(1);
-        final ByteBuffer in = ByteBuffer.allocateDirect(1);
-        final java.util.function.Consumer<SelectionKey> action = key -> {
-            try {
-                in.clear();
-                ((SocketChannel) key.channel()).read(in);
-            } catch (final IOException ex) {
-                throw new java.io.UncheckedIOException(ex);
-            }
-        };
-        final com.sun.management.ThreadMXBean threads =
-            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
-        final int warmUp = 20_000;
-        final int measured = 20_000;
-        long allocated = 0;
-        for (int i = 0; i < warmUp + measured; i++) {
-            out.clear();
-            assertEquals(1, pair[0].write(out));
-            final long before = threads.getCurrentThreadAllocatedBytes();
-            final int selected = selector.select(action, 10_000);
-            final long after = threads.getCurrentThreadAllocatedBytes();
-            assertEquals(1, selected);
-            if (i >= warmUp) {
-                allocated += after - before;
-            }
-        }
-        // a few stray bytes (a lazily grown array, a JIT deoptimisation) are tolerated; one per selection is not
-        assertTrue(allocated < measured, "selections allocated " + allocated + " bytes over " + measured);
+
+        SelectionAllocation.assertNoAllocation(selector, pair[0]);
     }
 
     @Test
