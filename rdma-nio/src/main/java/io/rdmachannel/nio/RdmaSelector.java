@@ -79,6 +79,8 @@ final class RdmaSelector extends AbstractSelector {
     private final ArrayList<RdmaSelectionKey> touched = new ArrayList<>();
     /** Numbers the rounds of the selections, so a key is checked at most once per round. */
     private long round;
+    /** Whether this round armed the RDMA keys it found not ready (not while a busy-polling selection spins). */
+    private boolean roundArmed;
     /** The RDMA channels' keys, copied on registration and deregistration (rare), read by a spinning selection. */
     private volatile RdmaSelectionKey[] registered = new RdmaSelectionKey[0];
     private final Object registeredLock = new Object();
@@ -368,6 +370,7 @@ final class RdmaSelector extends AbstractSelector {
      * registration brought up to date and its RDMA endpoint read (and armed if not ready and {@code arm} is set).
      */
     private void checkCandidates(final boolean arm) {
+        roundArmed = arm;
         for (int i = 0; i < readyLastTime.size(); i++) {
             candidates.add(readyLastTime.get(i));
         }
@@ -417,13 +420,18 @@ final class RdmaSelector extends AbstractSelector {
                 updated += update(key, key.roundReady, action);
             }
         }
-        if (action == null) {
-            for (int i = 0; i < candidates.size(); i++) {
-                final RdmaSelectionKey key = candidates.get(i);
-                if (key.readyRound != round && key.isValid() && key.rdmaChannel() != null
-                    && !selectedKeys.contains(key)) {
-                    key.readyOps(0);
-                }
+        for (int i = 0; i < candidates.size(); i++) {
+            final RdmaSelectionKey key = candidates.get(i);
+            if (key.readyRound == round || !key.isValid() || key.rdmaChannel() == null) {
+                continue;
+            }
+            if (action == null && !selectedKeys.contains(key)) {
+                key.readyOps(0);
+            }
+            if (!roundArmed) {
+                // checked but not armed (the selection meant to spin, then found another key ready): check it
+                // again next time, or nothing would report it
+                readyLastTime.add(key);
             }
         }
         candidates.clear();
@@ -476,8 +484,11 @@ final class RdmaSelector extends AbstractSelector {
      */
     private int pollRegistered(final Consumer<SelectionKey> action, final boolean arm) throws IOException {
         beginRound();
+        roundArmed = arm;
         for (final RdmaSelectionKey key : registered) {
             if (key.isValid() && key.rawInterestOps() != 0) {
+                key.checkedRound = round;
+                candidates.add(key);
                 final int ready = check(key, arm);
                 if (ready != 0) {
                     touch(key, ready);
@@ -486,6 +497,7 @@ final class RdmaSelector extends AbstractSelector {
         }
         pollPlatform();
         if (touched.isEmpty()) {
+            candidates.clear();
             return -1;
         }
         return applyRound(action);

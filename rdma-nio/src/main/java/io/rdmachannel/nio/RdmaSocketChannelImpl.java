@@ -116,6 +116,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         this.dropIn = dropIn;
         this.relay = new ReadinessRelay();
         this.options = new OptionValues(false);
+        this.busyPollNanos = options.busyPollNanos();
         this.transport = dropIn ? null : provider.transport();
     }
 
@@ -583,6 +584,9 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         try {
             platform = openPlatformLocked(false);
             tcp = platform;
+            // the selectors of this channel's keys must register the platform channel, also one whose selection
+            // thread is the caller (it falls back from a readiness check): tell them as for any readiness change
+            relay.onReadiness();
             tcpConnected = platform.connect(remoteAddress);
         } catch (final IOException ex) {
             connectFailure = ex;

@@ -76,6 +76,37 @@ class SelectorTest {
         SelectionAllocation.assertNoAllocation(selector, pair[0]);
     }
 
+    /**
+     * A busy-polling selection that returns because one key is ready (and stays ready: its data is never read)
+     * leaves the keys it found not ready unarmed; it must look at them again, or they are never reported.
+     */
+    @Test
+    void shouldNotStarveAKeyWhileAnotherStaysReadyUnderBusyPolling() throws Exception {
+        final SocketChannel[] always = nonBlockingPair();
+        final SocketChannel[] later = nonBlockingPair();
+        always[0].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 50);
+        later[0].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 50);
+        final SelectionKey alwaysKey = always[0].register(selector, OP_READ);
+        final SelectionKey laterKey = later[0].register(selector, OP_READ);
+        always[1].write(ByteBuffer.wrap(new byte[] {1}));
+        selectUntilSelected(alwaysKey);
+
+        later[1].write(ByteBuffer.wrap(new byte[] {2}));
+
+        selectUntilSelected(laterKey);
+    }
+
+    private void selectUntilSelected(final SelectionKey key) {
+        ChannelFixture.await(key + " to be selected", () -> {
+            try {
+                selector.select(100);
+            } catch (final IOException ex) {
+                throw new java.io.UncheckedIOException(ex);
+            }
+            return selector.selectedKeys().contains(key);
+        });
+    }
+
     @Test
     void shouldBusyPollASelectionWithoutArming() throws Exception {
         final SocketChannel[] pair = nonBlockingPair();
@@ -264,6 +295,8 @@ class SelectorTest {
     @Test
     void shouldNotSpinOnIdleOrHungUpKeys() throws IOException {
         final SocketChannel[] pair = nonBlockingPair();
+        // no busy poll: a selection that spins arms its keys once when the spin runs out
+        pair[0].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 0);
         pair[0].register(selector, OP_READ);
         final SocketChannel[] hungUp = nonBlockingPair();
         hungUp[0].register(selector, 0);
