@@ -77,6 +77,8 @@ final class RdmaSelector extends AbstractSelector {
     private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
     /** The keys one round found ready, each once, with what it found in {@link RdmaSelectionKey#roundReady}. */
     private final ArrayList<RdmaSelectionKey> touched = new ArrayList<>();
+    /** How long a selection spins before it arms and parks, learned from recent selections. Selection thread only. */
+    private final AdaptiveSpin adaptiveSpin = new AdaptiveSpin();
     /** Numbers the rounds of the selections, so a key is checked at most once per round. */
     private long round;
     /** Whether this round armed the RDMA keys it found not ready (not while a busy-polling selection spins). */
@@ -333,7 +335,8 @@ final class RdmaSelector extends AbstractSelector {
             final boolean last = timeout == 0 || mustReturn() || deadline != 0 && System.nanoTime() - deadline >= 0;
             // with busy polling, keys found not ready stay unarmed while the selection spins: an armed completion
             // queue would make the peer send a wake-up for every message
-            final long spin = last ? 0 : busyPollNanos();
+            final long ceiling = last ? 0 : busyPollNanos();
+            final long spin = adaptiveSpin.next(ceiling);
             beginRound();
             checkCandidates(spin == 0);
             pollPlatform();
@@ -344,7 +347,7 @@ final class RdmaSelector extends AbstractSelector {
                 return updated;
             }
             if (spin > 0) {
-                final int spun = spinThenArm(action, spin, deadline);
+                final int spun = spinThenArm(action, spin, ceiling, deadline);
                 if (spun >= 0) {
                     return spun;
                 }
@@ -459,8 +462,8 @@ final class RdmaSelector extends AbstractSelector {
      * @return the number of keys updated, or -1 if none was found ready (the selection goes on: it looks at the
      *     offered keys or waits).
      */
-    private int spinThenArm(final Consumer<SelectionKey> action, final long spin, final long deadline)
-        throws IOException {
+    private int spinThenArm(final Consumer<SelectionKey> action, final long spin, final long ceiling,
+        final long deadline) throws IOException {
         final long end = deadline == 0 ? System.nanoTime() + spin
             : Math.min(deadline, System.nanoTime() + spin);
         do {
@@ -469,10 +472,12 @@ final class RdmaSelector extends AbstractSelector {
             }
             final int found = pollRegistered(action, false);
             if (found >= 0) {
+                adaptiveSpin.ended(true, ceiling);
                 return found;
             }
             Thread.onSpinWait();
         } while (System.nanoTime() - end < 0);
+        adaptiveSpin.ended(false, ceiling);
         return pollRegistered(action, true);
     }
 

@@ -67,6 +67,9 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
 
     // Lock held by the current reader (and by connect and finishConnect)
     private final ReentrantLock readLock = new ReentrantLock();
+    // How long a blocked reader and a blocked writer spin before they park; guarded by readLock and writeLock
+    private final AdaptiveSpin readSpin = new AdaptiveSpin();
+    private final AdaptiveSpin writeSpin = new AdaptiveSpin();
     // Lock held by the current writer (and by connect and finishConnect)
     private final ReentrantLock writeLock = new ReentrantLock();
     // Lock for the fields below; never held while parking or in a blocking call
@@ -1190,9 +1193,15 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
      */
     private boolean awaitReady(final StreamConnection stream, final int op, final long deadline)
         throws SocketTimeoutException {
-        final long spin = busyPollNanos;
-        if (spin > 0 && (stream.spin(spin, op) & op) != 0) {
-            return true;
+        final long ceiling = busyPollNanos;
+        final AdaptiveSpin adaptive = op == StreamReadiness.READ ? readSpin : writeSpin;
+        final long spin = adaptive.next(ceiling);
+        if (spin > 0) {
+            final boolean caught = (stream.spin(spin, op) & op) != 0;
+            adaptive.ended(caught, ceiling);
+            if (caught) {
+                return true;
+            }
         }
         final long seen = relay.generation();
         if (!isOpen() || (op == StreamReadiness.READ ? isInputClosed : isOutputClosed)) {

@@ -65,6 +65,14 @@ final class Atomics {
         return INT_HANDLE.compareAndSet(segment, offset, expected, value);
     }
 
+    static int getAndBitwiseOrInt(final MemorySegment segment, final long offset, final int bits) {
+        return (int) INT_HANDLE.getAndBitwiseOr(segment, offset, bits);
+    }
+
+    static int getAndAddInt(final MemorySegment segment, final long offset, final int delta) {
+        return (int) INT_HANDLE.getAndAdd(segment, offset, delta);
+    }
+
     static int getAndSetInt(final MemorySegment segment, final long offset, final int value) {
         return (int) INT_HANDLE.getAndSet(segment, offset, value);
     }

@@ -261,12 +261,17 @@ final class RemotePeer implements AutoCloseable {
     }
 
     /**
-     * Disarm the peer's receive completion queue if it waits for this kind of event.
+     * Disarm the peer's receive completion queue of what this kind of event fires, and wake the peer's waiting
+     * thread if one is armed (a futex wake on our mapping of its file: no message, no agent).
      *
-     * @return true if the caller must send the wake-up.
+     * @return true if the caller must send the wake-up for the peer's readiness source.
      */
     boolean disarmCompletionQueue(final boolean solicited) {
-        return ShmCompletionQueue.disarm(completionQueueFile.segment(), solicited);
+        final int fired = ShmCompletionQueue.disarm(completionQueueFile.segment(), solicited);
+        if (ShmCompletionQueue.wakesWaiter(fired)) {
+            ShmCompletionQueue.wakeWaiter(completionQueueFile.segment());
+        }
+        return ShmCompletionQueue.wakesReadiness(fired);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.shm;
 
+import io.rdmachannel.channel.internal.Futex;
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionQueue;
@@ -17,12 +18,26 @@ import java.util.concurrent.locks.ReentrantLock;
  * attached to it (written by the peer that executed the request); send completions, produced by threads of this
  * process, go to a local ring. Its arming word lives in a shared file ({@code cq-<id>}) so that a peer can see it and
  * send a wake-up over the link.
+ *
+ * <pre>
+ *  cq-&lt;id&gt; (64 bytes, host byte order)
+ *   0  armed   int  bits: 1 any completion, 2 solicited ones (for the readiness source), 4 a waiting thread
+ *   8  waiter  int  sequence number a waiting thread sleeps on (a futex): bumped and woken to wake it
+ * </pre>
+ *
+ * Whoever produces a completion for an armed queue disarms it and delivers what the bits ask for: a signal to the
+ * readiness source (locally, or a wake-up frame over the link from a peer), and for bit 4 a futex wake on the waiter
+ * word, which the peer does itself on its mapping of this file, so a thread blocked in {@link #awaitWakeup} is woken
+ * by the peer's post directly: one wake-up, no agent thread in between.
  */
 final class ShmCompletionQueue implements CompletionQueue {
     static final int ARMED_OFFSET = 0;
     static final int NOT_ARMED = 0;
     static final int ARMED_ANY = 1;
     static final int ARMED_SOLICITED = 2;
+    static final int ARMED_WAITER = 4;
+    static final int WAITER_OFFSET = 8;
+    private static final int ARMED_READINESS = ARMED_ANY | ARMED_SOLICITED;
 
     private final ShmDevice device;
     private final int id;
@@ -31,6 +46,7 @@ final class ShmCompletionQueue implements CompletionQueue {
     private final long token;
     private final SharedFile armedFile;
     private final MemorySegment armed;
+    private final MemorySegment waiterWord;
     private final ReentrantLock pollLock = new ReentrantLock();
     private final ReentrantLock ringLock = new ReentrantLock();
     private final ShmWorkCompletion completion = new ShmWorkCompletion();
@@ -57,6 +73,7 @@ final class ShmCompletionQueue implements CompletionQueue {
         this.token = token;
         this.armedFile = SharedFile.create(device.folder().resolve(fileName(id)), 64);
         this.armed = armedFile.segment();
+        this.waiterWord = armed.asSlice(WAITER_OFFSET, Integer.BYTES);
         this.ringWorkRequestIds = new long[capacity];
         this.ringSequences = new long[capacity];
         this.ringByteLengths = new int[capacity];
@@ -161,34 +178,71 @@ final class ShmCompletionQueue implements CompletionQueue {
     }
 
     /**
-     * Signal the readiness source if the queue is armed for this kind of event; disarms.
+     * Signal the readiness source and wake a waiting thread, as the queue is armed for this kind of event; disarms.
      */
     void notifyIfArmed(final boolean solicited) {
-        if (disarm(armed, solicited)) {
+        final int fired = disarm(armed, solicited);
+        if (wakesWaiter(fired)) {
+            wakeWaiter(armed);
+        }
+        if (wakesReadiness(fired)) {
             signal();
         }
     }
 
     /**
-     * Disarm a completion queue's arming word (possibly a peer's) if it is armed for this kind of event.
+     * Disarm a completion queue's arming word (possibly a peer's) of what this kind of event fires.
      *
-     * @return true if this caller disarmed it and must deliver the signal.
+     * @return the arming bits this caller cleared and must deliver ({@link #wakesWaiter}, {@link #wakesReadiness}),
+     *     0 for none.
      */
-    static boolean disarm(final MemorySegment armedWord, final boolean solicited) {
+    static int disarm(final MemorySegment armedWord, final boolean solicited) {
         VarHandle.fullFence();
-        final int state = Atomics.getIntVolatile(armedWord, ARMED_OFFSET);
-        if (state == NOT_ARMED || state == ARMED_SOLICITED && !solicited) {
-            return false;
+        while (true) {
+            final int state = Atomics.getIntVolatile(armedWord, ARMED_OFFSET);
+            final boolean readiness = (state & ARMED_ANY) != 0 || (state & ARMED_SOLICITED) != 0 && solicited;
+            final int fired = (readiness ? state & ARMED_READINESS : 0) | state & ARMED_WAITER;
+            if (fired == 0) {
+                return 0;
+            }
+            if (Atomics.compareAndSetInt(armedWord, ARMED_OFFSET, state, state & ~fired)) {
+                return fired;
+            }
         }
-        return Atomics.compareAndSetInt(armedWord, ARMED_OFFSET, state, NOT_ARMED);
+    }
+
+    /**
+     * Whether disarmed bits ask for a signal of the readiness source.
+     */
+    static boolean wakesReadiness(final int fired) {
+        return (fired & ARMED_READINESS) != 0;
+    }
+
+    /**
+     * Whether disarmed bits ask for a waiting thread to be woken.
+     */
+    static boolean wakesWaiter(final int fired) {
+        return (fired & ARMED_WAITER) != 0;
+    }
+
+    /**
+     * Wake the threads waiting on a completion queue's file (possibly a peer's mapping of it): bump the waiter word,
+     * then wake its futex. Without futexes nobody waits there.
+     */
+    static void wakeWaiter(final MemorySegment armedWord) {
+        if (Futex.isAvailable()) {
+            Atomics.getAndAddInt(armedWord, WAITER_OFFSET, 1);
+            Futex.wake(armedWord.asSlice(WAITER_OFFSET, Integer.BYTES));
+        }
     }
 
     /**
      * A peer of an attached queue pair is gone: disarm and signal even if the queue is not armed any more, because
-     * the dead peer may have disarmed it without delivering its wake-up.
+     * the dead peer may have disarmed it without delivering its wake-up; wake a waiting thread as well.
      */
     void signalAfterPeerLoss() {
         Atomics.setIntVolatile(armed, ARMED_OFFSET, NOT_ARMED);
+        wakeWaiter(armed);
         signal();
     }
 
@@ -217,8 +271,45 @@ final class ShmCompletionQueue implements CompletionQueue {
         if (readinessSource == null) {
             throw new IllegalStateException("completion queue " + id + " has no readiness source to notify");
         }
-        Atomics.setIntVolatile(armed, ARMED_OFFSET, mode);
+        // an OR, not a store: a thread may be armed as a waiter at the same time
+        Atomics.getAndBitwiseOrInt(armed, ARMED_OFFSET, mode);
         VarHandle.fullFence();
+    }
+
+    @Override
+    public boolean supportsDirectWait() {
+        return Futex.isAvailable();
+    }
+
+    @Override
+    public int requestWaiterWakeup() {
+        ensureOpen();
+        if (!Futex.isAvailable()) {
+            throw new UnsupportedOperationException("completion queue " + id + " cannot wake a waiting thread "
+                + "directly: " + Futex.unavailabilityReason());
+        }
+        final int ticket = Atomics.getIntVolatile(armed, WAITER_OFFSET);
+        Atomics.getAndBitwiseOrInt(armed, ARMED_OFFSET, ARMED_WAITER);
+        VarHandle.fullFence();
+        return ticket;
+    }
+
+    @Override
+    public void awaitWakeup(final int ticket, final long timeoutNanos) {
+        if (!Futex.isAvailable()) {
+            throw new UnsupportedOperationException("completion queue " + id + " cannot wake a waiting thread "
+                + "directly: " + Futex.unavailabilityReason());
+        }
+        if (!closed) {
+            Futex.await(waiterWord, ticket, timeoutNanos);
+        }
+    }
+
+    @Override
+    public void wakeWaiters() {
+        if (!closed) {
+            wakeWaiter(armed);
+        }
     }
 
     void attachReceiver(final ShmQueuePair queuePair) {

@@ -31,6 +31,50 @@ public interface CompletionQueue extends AutoCloseable {
     void requestSolicitedNotification();
 
     /**
+     * Whether a platform thread can wait for this queue's next completion itself ({@link #requestWaiterWakeup},
+     * {@link #awaitWakeup}), woken directly by whoever produces the completion (another process's thread on the
+     * shared-memory provider): one wake-up, no readiness source and no thread in between.
+     *
+     * @return false when only the readiness source can report completions.
+     */
+    default boolean supportsDirectWait() {
+        return false;
+    }
+
+    /**
+     * Arm the queue for a waiting thread: the next completion, or a failure of the queue pair, wakes threads in
+     * {@link #awaitWakeup}. Poll again after arming, since a completion may have arrived before. Arming for a waiter
+     * does not disarm a {@link #requestNotification()} and the other way round.
+     *
+     * @return the ticket to wait with.
+     * @throws UnsupportedOperationException if {@link #supportsDirectWait()} is false.
+     * @throws IllegalStateException if the queue is closed.
+     */
+    default int requestWaiterWakeup() {
+        throw new UnsupportedOperationException("completion queue cannot wake a waiting thread directly");
+    }
+
+    /**
+     * Park the calling platform thread until the queue was signalled after {@code ticket} was taken,
+     * {@link #wakeWaiters()}, or the timeout; spurious returns are possible, so the caller polls and waits again.
+     * Virtual threads must not call it: it blocks the carrier.
+     *
+     * @param ticket from {@link #requestWaiterWakeup()}.
+     * @param timeoutNanos the longest wait, negative for none.
+     * @throws UnsupportedOperationException if {@link #supportsDirectWait()} is false.
+     */
+    default void awaitWakeup(final int ticket, final long timeoutNanos) {
+        throw new UnsupportedOperationException("completion queue cannot wake a waiting thread directly");
+    }
+
+    /**
+     * Wake every thread in {@link #awaitWakeup} now (a close, a shutdown or an interrupt from another thread). Safe
+     * from any thread; does nothing on a queue without direct waits.
+     */
+    default void wakeWaiters() {
+    }
+
+    /**
      * How many completions the queue holds.
      *
      * @return the capacity, at least the number asked for.
