@@ -1,11 +1,11 @@
 package io.rdmachannel.demo;
 
-import io.rdmachannel.nio.RdmaSocketChannel;
-
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.zip.CRC32C;
@@ -20,7 +20,7 @@ final class EchoClient implements AutoCloseable {
     private static final int CHUNK = 64 * 1024;
 
     private final int id;
-    private final RdmaSocketChannel channel;
+    private final SocketChannel channel;
     private volatile String phase = "connected";
 
     /**
@@ -35,16 +35,24 @@ final class EchoClient implements AutoCloseable {
     record Result(int id, long[] roundTrips, long bulkBytes, long bulkStart, long bulkEnd, long checksum) {
     }
 
-    private EchoClient(final int id, final RdmaSocketChannel channel) {
+    private EchoClient(final int id, final SocketChannel channel) {
         this.id = id;
         this.channel = channel;
     }
 
     /**
-     * Connect to the echo server, blocking.
+     * Connect to the echo server with a blocking channel of {@code provider}.
      */
-    static EchoClient connect(final int id, final InetSocketAddress server) throws IOException {
-        return new EchoClient(id, RdmaSocketChannel.open(server));
+    static EchoClient connect(final int id, final SelectorProvider provider, final InetSocketAddress server)
+        throws IOException {
+        final SocketChannel channel = provider.openSocketChannel();
+        try {
+            channel.connect(server);
+            return new EchoClient(id, channel);
+        } catch (final IOException | RuntimeException ex) {
+            channel.close();
+            throw ex;
+        }
     }
 
     int id() {

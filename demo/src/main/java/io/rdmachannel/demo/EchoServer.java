@@ -1,19 +1,19 @@
 package io.rdmachannel.demo;
 
-import io.rdmachannel.nio.RdmaSelectorProvider;
-import io.rdmachannel.nio.RdmaServerSocketChannel;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A single-threaded, selector-based echo server over RDMA channels: every byte a connection reads is written back
+ * A single-threaded, selector-based echo server over the channels of one provider (rdmachannel's, or the JDK's for
+ * the same workload over TCP): every byte a connection reads is written back
  * on it. Each connection has its own buffer; it is registered for {@code OP_READ} while its buffer has room and its
  * peer has not shut down output, and for {@code OP_WRITE} only while echoed bytes are waiting to be written. When
  * the peer has shut down its output and everything has been written back, the connection is closed, which the
@@ -23,7 +23,7 @@ final class EchoServer implements AutoCloseable {
     private static final int BUFFER_SIZE = 256 * 1024;
 
     private final Selector selector;
-    private final RdmaServerSocketChannel server;
+    private final ServerSocketChannel server;
     private final InetSocketAddress address;
     private long accepted;
     private long served;
@@ -31,20 +31,20 @@ final class EchoServer implements AutoCloseable {
     private long bytesEchoed;
     private long writeWaits;
 
-    private EchoServer(final Selector selector, final RdmaServerSocketChannel server) throws IOException {
+    private EchoServer(final Selector selector, final ServerSocketChannel server) throws IOException {
         this.selector = selector;
         this.server = server;
         this.address = (InetSocketAddress) server.getLocalAddress();
     }
 
     /**
-     * Bind a non-blocking server channel and register it with a new selector, both of the default RDMA provider.
+     * Bind a non-blocking server channel and register it with a new selector, both of {@code provider}.
      */
-    static EchoServer open(final InetSocketAddress local) throws IOException {
-        final Selector selector = RdmaSelectorProvider.provider().openSelector();
-        RdmaServerSocketChannel server = null;
+    static EchoServer open(final SelectorProvider provider, final InetSocketAddress local) throws IOException {
+        final Selector selector = provider.openSelector();
+        ServerSocketChannel server = null;
         try {
-            server = RdmaServerSocketChannel.open();
+            server = provider.openServerSocketChannel();
             server.bind(local);
             server.configureBlocking(false);
             server.register(selector, SelectionKey.OP_ACCEPT);

@@ -5,6 +5,7 @@ import io.rdmachannel.nio.RdmaSelectorProvider;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.spi.SelectorProvider;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -29,8 +30,10 @@ public final class Main {
                ./rdmachannel demo --verbs [options of the verbs demo, see --verbs --help]
 
         Starts an echo server (one RdmaServerSocketChannel and one Selector, non-blocking) over the default RDMA
-        provider (the embedded shm provider when there is no RDMA hardware), then a second JVM as its client. The
-        client opens its connections and runs them concurrently, each in blocking mode:
+        provider (the embedded shm provider when there is no RDMA hardware), and the same server over the JDK's TCP
+        channels on the loopback, then a second JVM as their client. The client runs the workload over RDMA, then
+        the same workload over TCP, and prints both and the ratios. Each time it opens its connections and runs
+        them concurrently, each in blocking mode:
           ping-pong  N round trips of a 64-byte message after a warm-up of up to 10000, each timed;
           bulk       N bytes streamed to the server and echoed back, checked with a CRC32C;
         then shuts down output and reads to the end of the stream.
@@ -44,6 +47,7 @@ public final class Main {
           --help              show this text
         """;
     private static final String CLIENT = "--client";
+    private static final String TCP = "--tcp";
     private static final int MAX_WARM_UP = 10_000;
     private static final long POLL_MILLIS = 100;
     private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
@@ -56,7 +60,8 @@ public final class Main {
     /**
      * What the command line asked for; {@code server} is set in the client JVM only.
      */
-    record Options(int connections, int iterations, long bytes, int timeoutSeconds, InetSocketAddress server) {
+    record Options(int connections, int iterations, long bytes, int timeoutSeconds, InetSocketAddress server,
+        InetSocketAddress tcpServer) {
         int warmUp() {
             return Math.min(MAX_WARM_UP, iterations);
         }
@@ -107,6 +112,7 @@ public final class Main {
         long bytes = 64L << 20;
         int timeoutSeconds = 300;
         InetSocketAddress server = null;
+        InetSocketAddress tcpServer = null;
         for (int i = 0; i < args.length; i++) {
             final String arg = args[i];
             final int equals = arg.indexOf('=');
@@ -114,7 +120,7 @@ public final class Main {
             if (name.equals("--help") || name.equals("-h")) {
                 return null;
             }
-            if (!List.of("--connections", "--iterations", "--bytes", "--timeout", CLIENT).contains(name)) {
+            if (!List.of("--connections", "--iterations", "--bytes", "--timeout", CLIENT, TCP).contains(name)) {
                 throw new IllegalArgumentException("unknown argument '" + arg + "'");
             }
             final String value;
@@ -130,10 +136,11 @@ public final class Main {
                 case "--iterations" -> iterations = (int) number(name, value, 1, 100_000_000);
                 case "--bytes" -> bytes = number(name, value, 0, 1L << 40);
                 case "--timeout" -> timeoutSeconds = (int) number(name, value, 1, 86_400);
+                case TCP -> tcpServer = address(value);
                 default -> server = address(value);
             }
         }
-        return new Options(connections, iterations, bytes, timeoutSeconds, server);
+        return new Options(connections, iterations, bytes, timeoutSeconds, server, tcpServer);
     }
 
     private static long number(final String name, final String value, final long min, final long max) {
@@ -165,40 +172,58 @@ public final class Main {
     // ----- the first JVM: the echo server -----
 
     private static boolean runServer(final Options options) throws IOException, InterruptedException {
-        final boolean ok;
-        final long served;
-        try (EchoServer server = EchoServer.open(new InetSocketAddress("127.0.0.1", 0))) {
-            final InetSocketAddress address = server.address();
+        final InetSocketAddress loopback = new InetSocketAddress("127.0.0.1", 0);
+        try (EchoServer rdma = EchoServer.open(RdmaSelectorProvider.provider(), loopback);
+            EchoServer tcp = EchoServer.open(RdmaSelectorProvider.platformProvider(), loopback)) {
             System.out.printf("provider: %s, through %s%n", RdmaProviders.defaultProvider().name(),
                 RdmaSelectorProvider.provider());
-            System.out.printf("server: pid %d, listening on %s with one selector thread (non-blocking)%n",
-                ProcessHandle.current().pid(), address);
-            final Process client = startClient(options, address);
+            System.out.printf("server: pid %d, listening on %s over RDMA and on %s over the JDK's TCP, one selector"
+                + " thread each (non-blocking)%n", ProcessHandle.current().pid(), rdma.address(), tcp.address());
+            final Process client = startClient(options, rdma.address(), tcp.address());
+            final Thread tcpThread = Thread.ofPlatform().name("tcp-echo-server").start(() -> serve(tcp, client));
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(options.timeoutSeconds());
             while (client.isAlive()) {
                 if (System.nanoTime() - deadline > 0) {
-                    timeOut(client, server, options);
+                    timeOut(client, rdma, options);
+                    tcpThread.join();
                     return false;
                 }
-                server.poll(POLL_MILLIS);
+                rdma.poll(POLL_MILLIS);
             }
-            final List<String> open = server.openConnections();
-            System.out.printf(Locale.ROOT, "server: accepted %s, served %d to the end of stream, %d failed;"
-                + " echoed %,d bytes; waited for OP_WRITE %s (partial writes)%n",
-                count(server.accepted(), "connection"), server.served(), server.failed(), server.bytesEchoed(),
-                count(server.writeWaits(), "time"));
-            open.forEach(state -> System.out.println("server: still open: " + state));
-            ok = client.exitValue() == 0 && server.failed() == 0 && open.isEmpty()
-                && server.served() == options.connections();
-            served = server.served();
+            tcpThread.join();
+            final boolean ok = report("rdma", rdma, options) & report("tcp", tcp, options) && client.exitValue() == 0;
             System.out.printf("client: exited with status %d%n", client.exitValue());
+            System.out.printf("shutdown: %s; server channels, selectors and %s closed%n", ok ? "clean" : "FAILED",
+                count(rdma.served() + tcp.served(), "connection"));
+            return ok;
         }
-        System.out.printf("shutdown: %s; server channel, selector and %s closed%n", ok ? "clean" : "FAILED",
-            count(served, "connection"));
-        return ok;
     }
 
-    private static Process startClient(final Options options, final InetSocketAddress server) throws IOException {
+    /**
+     * Serve until the client process ends (the TCP server's thread).
+     */
+    private static void serve(final EchoServer server, final Process client) {
+        try {
+            while (client.isAlive()) {
+                server.poll(POLL_MILLIS);
+            }
+        } catch (final IOException ex) {
+            System.err.println("server: the TCP echo server failed: " + ex);
+        }
+    }
+
+    private static boolean report(final String transport, final EchoServer server, final Options options) {
+        final List<String> open = server.openConnections();
+        System.out.printf(Locale.ROOT, "server: %s: accepted %s, served %d to the end of stream, %d failed;"
+            + " echoed %,d bytes; waited for OP_WRITE %s (partial writes)%n", transport,
+            count(server.accepted(), "connection"), server.served(), server.failed(), server.bytesEchoed(),
+            count(server.writeWaits(), "time"));
+        open.forEach(state -> System.out.println("server: " + transport + ": still open: " + state));
+        return server.failed() == 0 && open.isEmpty() && server.served() == options.connections();
+    }
+
+    private static Process startClient(final Options options, final InetSocketAddress server,
+        final InetSocketAddress tcpServer) throws IOException {
         final List<String> command = new ArrayList<>();
         final String java = System.getenv("RDMACHANNEL_JAVA");
         command.add(java != null && !java.isBlank() ? java : ProcessHandle.current().info().command()
@@ -215,6 +240,7 @@ public final class Main {
         final int clientTimeout = Math.max(1, options.timeoutSeconds() * 9 / 10);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(),
             CLIENT, server.getHostString() + ":" + server.getPort(),
+            TCP, tcpServer.getHostString() + ":" + tcpServer.getPort(),
             "--connections", Integer.toString(options.connections()),
             "--iterations", Integer.toString(options.iterations()),
             "--bytes", Long.toString(options.bytes()),
@@ -240,16 +266,40 @@ public final class Main {
     // ----- the second JVM: the client -----
 
     private static boolean runClient(final Options options) throws IOException, InterruptedException {
-        System.out.printf(Locale.ROOT, "client: pid %d, %s to %s, each: %d round trips of %d bytes"
-            + " after %d warm-up ones, then %s echoed%n", ProcessHandle.current().pid(),
-            count(options.connections(), "connection"), options.server(), options.iterations(),
+        System.out.printf(Locale.ROOT, "client: pid %d, %s to %s over RDMA, then to %s over TCP, each: %d round"
+            + " trips of %d bytes after %d warm-up ones, then %s echoed%n", ProcessHandle.current().pid(),
+            count(options.connections(), "connection"), options.server(), options.tcpServer(), options.iterations(),
             EchoClient.MESSAGE_SIZE, options.warmUp(), size(options.bytes()));
+        final List<EchoClient.Result> rdma = runWorkload(options, RdmaSelectorProvider.provider(), options.server());
+        if (rdma == null) {
+            return false;
+        }
+        final ClientReport.Summary rdmaSummary = ClientReport.print("rdma", rdma);
+        if (options.tcpServer() == null) {
+            return true;
+        }
+        final List<EchoClient.Result> tcp = runWorkload(options, RdmaSelectorProvider.platformProvider(),
+            options.tcpServer());
+        if (tcp == null) {
+            return false;
+        }
+        ClientReport.compare(rdmaSummary, ClientReport.print("tcp", tcp));
+        return true;
+    }
+
+    /**
+     * Run the workload on every connection at once over the channels of {@code provider}.
+     *
+     * @return the results, or null if a connection failed or the time ran out.
+     */
+    private static List<EchoClient.Result> runWorkload(final Options options, final SelectorProvider provider,
+        final InetSocketAddress server) throws IOException, InterruptedException {
         final List<EchoClient> clients = new ArrayList<>();
         final ExecutorService threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().name("echo-client-",
             1).factory());
         try {
             for (int id = 1; id <= options.connections(); id++) {
-                clients.add(EchoClient.connect(id, options.server()));
+                clients.add(EchoClient.connect(id, provider, server));
             }
             final List<Future<EchoClient.Result>> results = new ArrayList<>();
             for (final EchoClient client : clients) {
@@ -266,17 +316,16 @@ public final class Main {
                     ex.getCause().printStackTrace();
                 } catch (final TimeoutException ex) {
                     reportTimeout(options, clients);
-                    return false;
+                    return null;
                 }
             }
-            ClientReport.print(done);
-            return done.size() == clients.size();
+            return done.size() == clients.size() ? done : null;
         } finally {
             for (final EchoClient client : clients) {
                 client.close();
             }
             threads.shutdownNow();
-            System.out.printf("client: closed %s%n", count(clients.size(), "connection"));
+            System.out.printf("client: closed %s to %s%n", count(clients.size(), "connection"), server);
         }
     }
 
