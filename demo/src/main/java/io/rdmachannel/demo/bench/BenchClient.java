@@ -51,6 +51,29 @@ final class BenchClient implements AutoCloseable {
     }
 
     /**
+     * Connection cycles: connect, announce a one-message latency session, echo {@code message}, close.
+     *
+     * @param timings where to store each cycle's nanoseconds, or null for untimed cycles.
+     */
+    static void cycles(final Transport transport, final String address, final SessionHeader header,
+        final ByteBuffer message, final int count, final long[] timings) throws IOException {
+        for (int i = 0; i < count; i++) {
+            final long start = System.nanoTime();
+            try (BenchClient client = connect(transport, address, header, share -> { }, false)) {
+                message.clear();
+                client.messages.writeFully(message);
+                message.clear();
+                if (!client.messages.readFully(message)) {
+                    throw new IOException("end of stream instead of the echo in cycle " + i);
+                }
+            }
+            if (timings != null) {
+                timings[i] = System.nanoTime() - start;
+            }
+        }
+    }
+
+    /**
      * Ping-pong {@code warmUp + iterations} messages of {@code size} bytes; each carries its number in its first
      * eight bytes (when it has that many), checked when it comes back.
      *

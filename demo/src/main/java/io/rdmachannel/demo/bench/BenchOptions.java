@@ -40,6 +40,9 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
           bandwidth  one-way stream of SIZE-byte writes, BYTES in all; the server acknowledges the total at the
                      end; MB/s (10^6 bytes) and messages/s from the first write to the acknowledgement, after a
                      warm-up stream of as many messages as --warmup (at most as many as timed), acknowledged too
+          churn      connection churn, on request only: --iterations times a new connection, one echo of a
+                     SIZE-byte message, close (after --warmup cycles, at most 1000); p50, p99 and p99.9 of the
+                     cycles in microseconds, and cycles per second (the msgs/s column)
 
         options:
           --transport LIST    rdma, tcp (JDK NIO, loopback), uds (JDK NIO, Unix-domain) (default rdma,tcp,uds)
@@ -49,7 +52,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
                               soft-RoCE guest)
           --mode LIST         blocking, selector, busy-poll (default blocking,selector,busy-poll)
                               busy-poll: rdma blocking with RDMA_BUSY_POLL; tcp and uds a spinning non-blocking loop
-          --test LIST         latency, bandwidth (default latency,bandwidth)
+          --test LIST         latency, bandwidth, churn (default latency,bandwidth)
           --sizes LIST        message sizes, 1 to 64m; suffixes k, m (x1024) (default 64,4k,64k)
           --iterations N      timed round trips per latency measurement, 1 to 10000000 (default 10000)
           --warmup N          untimed round trips or messages before them, 0 to 100000000 (default 10000)
@@ -130,7 +133,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
         private String provider;
         private InetAddress address;
         private List<Mode> modes = List.of(Mode.values());
-        private List<Workload> workloads = List.of(Workload.values());
+        private List<Workload> workloads = List.of(Workload.LATENCY, Workload.BANDWIDTH);
         private List<Integer> sizes = List.of(64, 4096, 65536);
         private int iterations = 10_000;
         private int warmUp = 10_000;

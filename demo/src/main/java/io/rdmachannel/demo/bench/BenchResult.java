@@ -45,6 +45,19 @@ record BenchResult(String transport, String provider, String mode, String test, 
     }
 
     /**
+     * A churn result from the cycle times in nanoseconds (connect, echo, close), which this sorts, and the time all
+     * of them took.
+     */
+    static BenchResult churn(final String transport, final String provider, final String mode, final int size,
+        final long[] cycleNanos, final long totalNanos) {
+        Arrays.sort(cycleNanos);
+        return new BenchResult(transport, provider, mode, Workload.CHURN.label(), size, cycleNanos.length,
+            micros(cycleNanos, Percentiles.P50), micros(cycleNanos, Percentiles.P99),
+            micros(cycleNanos, Percentiles.P999), mean(cycleNanos) / NANOS_PER_MICRO, null,
+            cycleNanos.length / (Math.max(1, totalNanos) / NANOS_PER_SECOND));
+    }
+
+    /**
      * The series this result belongs to in a plot: transport, provider and mode.
      */
     String series() {

@@ -4,6 +4,7 @@ import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -115,6 +116,8 @@ final class BenchRun {
         }
     }
 
+    private static final int MAX_CHURN_WARM_UP = 1000;
+
     private void measure(final int index, final ServerProcess server, final Combination combination) {
         progress.begin(index, combination.describe());
         final Future<BenchResult> future = executor.submit(task(server.address(combination.transport()),
@@ -151,6 +154,9 @@ final class BenchRun {
         final SessionHeader header = new SessionHeader(combination.workload(), combination.mode(), size,
             options.busyPollMicros(), latency ? options.warmUp() : warmUpMessages * size,
             latency ? options.iterations() : messages * size);
+        if (combination.workload() == Workload.CHURN) {
+            return () -> churn(address, combination);
+        }
         return () -> {
             try (BenchClient client = BenchClient.connect(combination.transport(), address, header,
                 progress::update, options.registered())) {
@@ -167,6 +173,25 @@ final class BenchRun {
                 current.set(null);
             }
         };
+    }
+
+    /**
+     * Churn: {@code --warmup} (at most {@value #MAX_CHURN_WARM_UP}) untimed cycles, then {@code --iterations} timed
+     * ones, each a new connection with one echo of a {@code size}-byte message.
+     */
+    private BenchResult churn(final String address, final Combination combination) throws IOException {
+        final int size = combination.size();
+        final SessionHeader header = new SessionHeader(Workload.CHURN, combination.mode(), size,
+            options.busyPollMicros(), 0, 1);
+        final int warmUp = Math.min(options.warmUp(), MAX_CHURN_WARM_UP);
+        final ByteBuffer message = ByteBuffer.allocateDirect(size);
+        BenchClient.cycles(combination.transport(), address, header, message, warmUp, null);
+        final long[] cycles = new long[options.iterations()];
+        final long start = System.nanoTime();
+        BenchClient.cycles(combination.transport(), address, header, message, cycles.length, cycles);
+        final long total = System.nanoTime() - start;
+        return BenchResult.churn(combination.transport().label(), combination.provider(), combination.mode().label(),
+            size, cycles, total);
     }
 
     /**

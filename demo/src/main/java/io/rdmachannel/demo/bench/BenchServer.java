@@ -112,7 +112,7 @@ final class BenchServer {
             }
             header = SessionHeader.decode(headerBuffer.flip());
             try (MessageChannel messages = MessageChannel.of(channel, header.mode(), header.busyPollMicros())) {
-                if (header.workload() == Workload.LATENCY) {
+                if (header.workload() == Workload.LATENCY || header.workload() == Workload.CHURN) {
                     echo(messages, header);
                 } else {
                     sink(messages, header);

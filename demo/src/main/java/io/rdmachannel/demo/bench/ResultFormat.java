@@ -66,7 +66,10 @@ final class ResultFormat {
                     || other.size() != rdma.size()) {
                     continue;
                 }
-                if (rdma.p50Us() != null && other.p50Us() != null) {
+                if (Workload.CHURN.label().equals(rdma.test())) {
+                    line.append(String.format(Locale.ROOT, ", %s %,.0f cycles/s (%.2fx)", other.transport(),
+                        other.msgsPerS(), rdma.msgsPerS() / other.msgsPerS()));
+                } else if (rdma.p50Us() != null && other.p50Us() != null) {
                     final double lower = other.p50Us() / rdma.p50Us();
                     line.append(lower >= 1
                         ? String.format(Locale.ROOT, ", %s %.1f us (%.1fx lower)", other.transport(), other.p50Us(),
@@ -87,8 +90,12 @@ final class ResultFormat {
             }
             lines.append(String.format(Locale.ROOT, "  %-9s %-9s %5s: rdma ", rdma.mode(), rdma.test(),
                 size(rdma.size())));
-            lines.append(rdma.p50Us() != null ? String.format(Locale.ROOT, "%.1f us", rdma.p50Us())
-                : String.format(Locale.ROOT, "%,.1f MB/s", rdma.mbPerS()));
+            if (Workload.CHURN.label().equals(rdma.test())) {
+                lines.append(String.format(Locale.ROOT, "%,.0f cycles/s", rdma.msgsPerS()));
+            } else {
+                lines.append(rdma.p50Us() != null ? String.format(Locale.ROOT, "%.1f us", rdma.p50Us())
+                    : String.format(Locale.ROOT, "%,.1f MB/s", rdma.mbPerS()));
+            }
             lines.append(line).append(System.lineSeparator());
         }
         return lines.toString();

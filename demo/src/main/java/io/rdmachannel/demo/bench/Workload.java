@@ -11,7 +11,12 @@ enum Workload {
     /**
      * One-way stream of messages from the client; the server acknowledges the total it read at the end.
      */
-    BANDWIDTH(2, "bandwidth");
+    BANDWIDTH(2, "bandwidth"),
+    /**
+     * Connection churn: connect, one echo of a SIZE-byte message, close; repeated, each cycle timed. The server
+     * serves each connection as a latency session of one message.
+     */
+    CHURN(3, "churn");
 
     private final int code;
     private final String label;
