@@ -241,8 +241,16 @@ final class ShmCompletionQueue implements CompletionQueue {
      * the dead peer may have disarmed it without delivering its wake-up; wake a waiting thread as well.
      */
     void signalAfterPeerLoss() {
-        Atomics.setIntVolatile(armed, ARMED_OFFSET, NOT_ARMED);
-        wakeWaiter(armed);
+        if (closed) {
+            return;
+        }
+        try {
+            Atomics.setIntVolatile(armed, ARMED_OFFSET, NOT_ARMED);
+            wakeWaiter(armed);
+        } catch (final IllegalStateException closedMeanwhile) {
+            // the queue was closed by its owner while the agent reported the loss: nobody waits on it any more
+            return;
+        }
         signal();
     }
 
@@ -308,7 +316,11 @@ final class ShmCompletionQueue implements CompletionQueue {
     @Override
     public void wakeWaiters() {
         if (!closed) {
-            wakeWaiter(armed);
+            try {
+                wakeWaiter(armed);
+            } catch (final IllegalStateException closedMeanwhile) {
+                // closed by its owner meanwhile: nobody waits on it any more
+            }
         }
     }
 
