@@ -1,33 +1,53 @@
 package io.rdmachannel.ffm;
 
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.COMP_CHANNEL_FD;
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.COMP_CHANNEL_SIZE;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.CQ_CQE;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.CQ_SIZE;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_SIZE;
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.ffm.internal.Errno;
+import io.rdmachannel.ffm.internal.LibC;
 import io.rdmachannel.ffm.verbs.CompletionQueueOps;
 import io.rdmachannel.ffm.verbs.IbvCalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * An {@code ibv_cq}, on its readiness source's completion channel when it has one. {@link #poll} calls
- * {@code poll_cq} through the ops table into a pre-allocated array of {@value #BATCH} {@code ibv_wc} and hands each
- * entry to the handler through one {@link NativeWorkCompletion} flyweight: nothing is allocated per poll.
+ * An {@code ibv_cq}. {@link #poll} calls {@code poll_cq} through the ops table into a pre-allocated array of
+ * {@value #BATCH} {@code ibv_wc} and hands each entry to the handler through one {@link NativeWorkCompletion}
+ * flyweight: nothing is allocated per poll.
+ *
+ * <p>A queue made with a readiness source has its own {@code ibv_comp_channel} (its fd non-blocking), watched by
+ * the source, and can be waited on directly: a platform thread armed with {@link #requestWaiterWakeup} sleeps in
+ * {@code poll(2)} on the channel fd and its own eventfd ({@link WaitingThread}), so the device's interrupt wakes it
+ * with no other thread in between. Who reads the channel's events (the source or a waiting thread, one at a time
+ * under the event lock) acknowledges them and delivers what the queue was armed for: the source's token (handed
+ * to the source, or {@linkplain NativeReadinessSource#forward forwarded} to it by a waiting thread) and a wake-up
+ * of every waiting thread (the waiter sequence is bumped, then their eventfds are written).
  */
 final class NativeCompletionQueue implements CompletionQueue {
     static final int BATCH = 16;
+    private static final int ARMED_READINESS = 1;
+    private static final int ARMED_WAITER = 2;
 
     private final NativeDevice device;
     private final MemorySegment cq;
     private final long address;
     private final NativeReadinessSource source;
+    private final MemorySegment channel;
+    private final int channelFd;
     private final int slot;
     private final long token;
     private final int capacity;
@@ -35,16 +55,27 @@ final class NativeCompletionQueue implements CompletionQueue {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment completions;
     private final NativeWorkCompletion completion;
+    private final MemorySegment cqOut;
+    private final MemorySegment contextOut;
     private final ReentrantLock pollLock = new ReentrantLock();
+    private final ReentrantLock eventLock = new ReentrantLock();
+    private final AtomicInteger armed = new AtomicInteger();
+    private final AtomicBoolean watched = new AtomicBoolean();
+    private final AtomicInteger waiterSequence = new AtomicInteger();
+    private final Object waitersLock = new Object();
+    private WaitingThread[] waiters = new WaitingThread[2];
+    private int waiterCount;
     private int attached;
     private volatile boolean closed;
 
-    private NativeCompletionQueue(NativeDevice device, MemorySegment cq, NativeReadinessSource source, int slot,
-        long token) {
+    private NativeCompletionQueue(NativeDevice device, MemorySegment cq, NativeReadinessSource source,
+        MemorySegment channel, int slot, long token) {
         this.device = device;
         this.cq = cq.reinterpret(CQ_SIZE);
         this.address = cq.address();
         this.source = source;
+        this.channel = channel;
+        this.channelFd = channel == null ? -1 : channel.get(JAVA_INT, COMP_CHANNEL_FD);
         this.slot = slot;
         this.token = token;
         this.capacity = this.cq.get(JAVA_INT, CQ_CQE);
@@ -53,39 +84,57 @@ final class NativeCompletionQueue implements CompletionQueue {
         // the call gets a global-scope view: no arena acquire per poll; poll checks `closed` under the lock
         this.completions = MemorySegment.ofAddress(array.address()).reinterpret(array.byteSize());
         this.completion = new NativeWorkCompletion(array);
+        this.cqOut = arena.allocate(ADDRESS);
+        this.contextOut = arena.allocate(ADDRESS);
     }
 
     static NativeCompletionQueue create(NativeDevice device, int entries, NativeReadinessSource source, long token)
         throws IOException {
-        int slot = source == null ? -1 : source.reserveSlot();
-        MemorySegment cq;
-        try {
-            cq = IbvCalls.createCq(device.context(), entries, MemorySegment.ofAddress(slot + 1L),
-                source == null ? MemorySegment.NULL : source.channel(), 0);
-        } catch (IOException | RuntimeException | Error e) {
-            if (source != null) {
-                source.release(slot);
-            }
-            throw e;
-        }
-        NativeCompletionQueue queue;
-        try {
-            queue = new NativeCompletionQueue(device, cq, source, slot, token);
-        } catch (RuntimeException | Error e) {
+        if (source == null) {
+            MemorySegment cq = IbvCalls.createCq(device.context(), entries, MemorySegment.NULL, MemorySegment.NULL, 0);
             try {
-                IbvCalls.destroyCq(cq);
-            } catch (NativeCallException suppressed) {
-                e.addSuppressed(suppressed);
+                return new NativeCompletionQueue(device, cq, null, null, -1, token);
+            } catch (RuntimeException | Error e) {
+                destroyQuietly(e, cq, null);
+                throw e;
             }
-            if (source != null) {
-                source.release(slot);
+        }
+        int slot = source.reserveSlot();
+        MemorySegment channel = null;
+        MemorySegment cq = null;
+        NativeCompletionQueue queue = null;
+        try {
+            channel = IbvCalls.createCompChannel(device.context()).reinterpret(COMP_CHANNEL_SIZE);
+            LibC.setNonBlocking(channel.get(JAVA_INT, COMP_CHANNEL_FD));
+            cq = IbvCalls.createCq(device.context(), entries, MemorySegment.NULL, channel, 0);
+            queue = new NativeCompletionQueue(device, cq, source, channel, slot, token);
+            source.attach(slot, queue);
+            return queue;
+        } catch (IOException | RuntimeException | Error e) {
+            if (queue != null) {
+                queue.arena.close();
             }
+            destroyQuietly(e, cq, channel);
+            source.release(slot, null);
             throw e;
         }
-        if (source != null) {
-            source.attach(slot, queue);
+    }
+
+    private static void destroyQuietly(Throwable failure, MemorySegment cq, MemorySegment channel) {
+        try {
+            if (cq != null) {
+                IbvCalls.destroyCq(cq);
+            }
+        } catch (NativeCallException suppressed) {
+            failure.addSuppressed(suppressed);
         }
-        return queue;
+        try {
+            if (channel != null) {
+                IbvCalls.destroyCompChannel(channel);
+            }
+        } catch (NativeCallException suppressed) {
+            failure.addSuppressed(suppressed);
+        }
     }
 
     long address() {
@@ -134,24 +183,199 @@ final class NativeCompletionQueue implements CompletionQueue {
 
     @Override
     public void requestNotification() {
-        arm(0);
+        armForSource(0);
     }
 
     @Override
     public void requestSolicitedNotification() {
-        arm(1);
+        armForSource(1);
     }
 
-    private void arm(int solicitedOnly) {
+    private void armForSource(int solicitedOnly) {
         ensureOpen();
         if (source == null) {
             throw new IllegalStateException("completion queue 0x" + Long.toHexString(address)
                 + " has no readiness source to notify");
         }
+        armed.getAndUpdate(bits -> bits | ARMED_READINESS);
+        requestEvent(solicitedOnly);
+        if (watched.compareAndSet(false, true)) {
+            source.watch(slot, channelFd);
+        }
+    }
+
+    private void requestEvent(int solicitedOnly) {
         int result = ops.reqNotifyCq(cq, solicitedOnly);
         if (result != 0) {
             int errno = Math.abs(result);
             throw new IllegalStateException(Errno.exception("ibv_req_notify_cq", errno).getMessage());
+        }
+    }
+
+    int channelFd() {
+        return channelFd;
+    }
+
+    /**
+     * The source's epoll reported this queue's channel (its one-shot watch is spent): take the events, deliver
+     * them, and watch again if the source is still wanted.
+     *
+     * @return whether the source was armed and gets this queue's token.
+     */
+    boolean takeEventsForSource() {
+        watched.set(false);
+        int fired = takeEvents();
+        if ((fired & ARMED_WAITER) != 0) {
+            wakeWaiters(null);
+        }
+        if ((armed.get() & ARMED_READINESS) != 0) {
+            // under the event lock: a closing queue gives its channel back under it, and the fd must still be ours
+            eventLock.lock();
+            try {
+                if (!closed && watched.compareAndSet(false, true)) {
+                    source.watch(slot, channelFd);
+                }
+            } finally {
+                eventLock.unlock();
+            }
+        }
+        return (fired & ARMED_READINESS) != 0;
+    }
+
+    /**
+     * Read and acknowledge every pending event of the channel.
+     *
+     * @return the arming bits those events fired (all of them: one event answers every arm before it), 0 if none.
+     */
+    private int takeEvents() {
+        int events = 0;
+        eventLock.lock();
+        try {
+            if (closed) {
+                return 0;
+            }
+            while (IbvCalls.getCqEvent(channel, cqOut, contextOut)) {
+                events++;
+            }
+            if (events > 0) {
+                IbvCalls.ackCqEvents(cq, events);
+            }
+        } catch (NativeCallException e) {
+            throw new IllegalStateException("completion queue 0x" + Long.toHexString(address)
+                + ": cannot read its completion channel: " + e.getMessage(), e);
+        } finally {
+            eventLock.unlock();
+        }
+        return events == 0 ? 0 : armed.getAndSet(0);
+    }
+
+    @Override
+    public boolean supportsDirectWait() {
+        return channel != null;
+    }
+
+    @Override
+    public int requestWaiterWakeup() {
+        ensureOpen();
+        requireChannel();
+        int ticket = waiterSequence.get();
+        armed.getAndUpdate(bits -> bits | ARMED_WAITER);
+        requestEvent(0);
+        return ticket;
+    }
+
+    @Override
+    public void awaitWakeup(int ticket, long timeoutNanos) {
+        requireChannel();
+        WaitingThread self = WaitingThread.current();
+        if (!register(self)) {
+            return;
+        }
+        try {
+            self.reset();
+            long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+            while (!closed && waiterSequence.get() == ticket && !Thread.currentThread().isInterrupted()) {
+                int millis = NativeReadinessSource.SLICE_MILLIS;
+                if (timeoutNanos >= 0) {
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        return;
+                    }
+                    millis = (int) Math.min(millis, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
+                }
+                int ready = self.await(channelFd, millis);
+                if ((ready & 1) != 0) {
+                    int fired = takeEvents();
+                    if ((fired & ARMED_READINESS) != 0) {
+                        source.forward(token);
+                    }
+                    if ((fired & ARMED_WAITER) != 0) {
+                        wakeWaiters(self);
+                    }
+                }
+                if ((ready & 2) != 0) {
+                    self.reset();
+                }
+            }
+        } catch (NativeCallException e) {
+            throw new IllegalStateException("completion queue 0x" + Long.toHexString(address)
+                + ": cannot wait on its completion channel: " + e.getMessage(), e);
+        } finally {
+            unregister(self);
+        }
+    }
+
+    @Override
+    public void wakeWaiters() {
+        if (channel != null) {
+            wakeWaiters(null);
+        }
+    }
+
+    /** Bump the waiter sequence, then wake every registered waiting thread but {@code except}. */
+    private void wakeWaiters(WaitingThread except) {
+        waiterSequence.incrementAndGet();
+        synchronized (waitersLock) {
+            for (int i = 0; i < waiterCount; i++) {
+                if (waiters[i] != except) {
+                    waiters[i].wake();
+                }
+            }
+        }
+    }
+
+    private boolean register(WaitingThread thread) {
+        synchronized (waitersLock) {
+            if (closed) {
+                return false;
+            }
+            if (waiterCount == waiters.length) {
+                waiters = Arrays.copyOf(waiters, waiterCount * 2);
+            }
+            waiters[waiterCount++] = thread;
+            return true;
+        }
+    }
+
+    private void unregister(WaitingThread thread) {
+        synchronized (waitersLock) {
+            for (int i = 0; i < waiterCount; i++) {
+                if (waiters[i] == thread) {
+                    waiters[i] = waiters[--waiterCount];
+                    waiters[waiterCount] = null;
+                    break;
+                }
+            }
+            if (waiterCount == 0 && closed) {
+                waitersLock.notifyAll();
+            }
+        }
+    }
+
+    private void requireChannel() {
+        if (channel == null) {
+            throw new UnsupportedOperationException("completion queue 0x" + Long.toHexString(address)
+                + " has no completion channel: create it with a readiness source to wait on it directly");
         }
     }
 
@@ -197,19 +421,45 @@ final class NativeCompletionQueue implements CompletionQueue {
             }
             closed = true;
         }
+        if (channel != null) {
+            awaitWaitersGone();
+        }
         pollLock.lock();
+        eventLock.lock();
         try {
             if (source != null) {
-                // no new events are matched to this queue; ones read meanwhile are acknowledged at once
-                source.release(slot);
+                // the channel is no longer watched; events not read yet need no acknowledgement
+                source.release(slot, this);
             }
             IbvCalls.destroyCq(cq);
+            if (channel != null) {
+                IbvCalls.destroyCompChannel(channel);
+            }
         } catch (NativeCallException e) {
             throw new IllegalStateException("cannot destroy completion queue: " + e.getMessage(), e);
         } finally {
+            eventLock.unlock();
             pollLock.unlock();
             arena.close();
             device.childClosed();
+        }
+    }
+
+    /** Wake the threads waiting on the channel and wait until they left: the channel fd stays valid meanwhile. */
+    private void awaitWaitersGone() {
+        wakeWaiters(null);
+        boolean interrupted = false;
+        synchronized (waitersLock) {
+            while (waiterCount > 0) {
+                try {
+                    waitersLock.wait(NativeReadinessSource.SLICE_MILLIS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -1,29 +1,23 @@
 package io.rdmachannel.ffm;
 
-import static io.rdmachannel.ffm.layout.IbvResourceLayouts.COMP_CHANNEL_FD;
-import static io.rdmachannel.ffm.layout.IbvResourceLayouts.COMP_CHANNEL_SIZE;
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.ffm.internal.EpollWaitSet;
 import io.rdmachannel.ffm.internal.LibC;
-import io.rdmachannel.ffm.verbs.IbvCalls;
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One {@code ibv_comp_channel} (its fd non-blocking) shared by the completion queues created with this source, and
- * an epoll set over that fd plus an eventfd for {@link #wakeup()}. Each queue's {@code cq_context} is its slot here
- * (plus one), so an event names the queue without a map lookup.
+ * An epoll set over the completion channels of the queues created with this source (one {@code ibv_comp_channel}
+ * per queue, so a thread can also wait on one queue's channel itself), plus an eventfd for {@link #wakeup()}. Each
+ * channel is watched one-shot: {@link NativeCompletionQueue#requestNotification()} re-enables it, so a channel
+ * armed only for a directly waiting thread never wakes this source's waiter.
  *
- * <p>{@link #await} waits in epoll, then drains the channel with {@code ibv_get_cq_event} until EAGAIN,
- * acknowledges the events with one {@code ibv_ack_cq_events} per queue and hands each signalled queue's token over
- * once. Events are acknowledged before {@code await} returns, so destroying a queue never waits on this source.
+ * <p>{@link #await} waits in epoll, lets each reported queue take and acknowledge its events, and hands the token
+ * of each queue that was armed for this source over once. A queue whose events a directly waiting thread took
+ * while it was also armed for this source {@link #forward forwards} its token here. Events are acknowledged before
+ * {@code await} returns, so destroying a queue never waits on this source.
  *
  * <p>Interrupts: the wait is a loop of epoll waits of at most {@value #SLICE_MILLIS} ms that checks the waiting
  * thread's interrupt status between them, so an interrupted waiter returns 0 (status kept) within that time. There
@@ -31,108 +25,101 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class NativeReadinessSource implements ReadinessSource {
     static final int SLICE_MILLIS = 50;
-    private static final long CHANNEL_TOKEN = 0;
+    private static final int CAPACITY = 64;
 
     private final NativeDevice device;
-    private final MemorySegment channel;
     private final EpollWaitSet waitSet;
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment cqOut;
-    private final MemorySegment contextOut;
     private final ReentrantLock awaitLock = new ReentrantLock();
     private final Object lifecycle = new Object();
     private final Object slotsLock = new Object();
+    private final Object forwardLock = new Object();
     private NativeCompletionQueue[] slots = new NativeCompletionQueue[8];
-    private int[] pendingEvents = new int[8];
-    private int[] touched = new int[8];
-    private long[] handOver = new long[8];
+    private boolean[] reserved = new boolean[8];
+    private final NativeCompletionQueue[] reported = new NativeCompletionQueue[CAPACITY];
+    private long[] handOver = new long[CAPACITY];
+    private long[] forwarded = new long[8];
+    private int forwardedCount;
     private int users;
     private volatile boolean closed;
 
-    private NativeReadinessSource(NativeDevice device, MemorySegment channel, EpollWaitSet waitSet) {
+    private NativeReadinessSource(NativeDevice device, EpollWaitSet waitSet) {
         this.device = device;
-        this.channel = channel;
         this.waitSet = waitSet;
-        this.cqOut = arena.allocate(ADDRESS);
-        this.contextOut = arena.allocate(ADDRESS);
     }
 
     static NativeReadinessSource create(NativeDevice device) throws IOException {
-        MemorySegment channel = IbvCalls.createCompChannel(device.context()).reinterpret(COMP_CHANNEL_SIZE);
-        EpollWaitSet waitSet = null;
-        try {
-            int fd = channel.get(JAVA_INT, COMP_CHANNEL_FD);
-            LibC.setNonBlocking(fd);
-            waitSet = new EpollWaitSet(4);
-            waitSet.add(fd, LibC.EPOLLIN, CHANNEL_TOKEN);
-            return new NativeReadinessSource(device, channel, waitSet);
-        } catch (IOException | RuntimeException | Error e) {
-            if (waitSet != null) {
-                try {
-                    waitSet.close();
-                } catch (NativeCallException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
-            try {
-                IbvCalls.destroyCompChannel(channel);
-            } catch (NativeCallException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
+        return new NativeReadinessSource(device, new EpollWaitSet(CAPACITY));
     }
 
     NativeDevice device() {
         return device;
     }
 
-    MemorySegment channel() {
-        return channel;
-    }
-
-    /** Reserve a slot for a queue about to be created; its {@code cq_context} is the slot plus one. */
+    /** Reserve a slot for a queue about to be created: its channel's token in the epoll set. */
     int reserveSlot() {
         synchronized (slotsLock) {
             ensureOpen();
             for (int i = 0; i < slots.length; i++) {
-                if (slots[i] == null && !reserved(i)) {
+                if (slots[i] == null && !reserved[i]) {
                     users++;
-                    reservedMark(i);
+                    reserved[i] = true;
                     return i;
                 }
             }
             int slot = slots.length;
             slots = Arrays.copyOf(slots, slot * 2);
-            pendingEvents = Arrays.copyOf(pendingEvents, slot * 2);
-            touched = Arrays.copyOf(touched, slot * 2);
+            reserved = Arrays.copyOf(reserved, slot * 2);
             users++;
-            reservedMark(slot);
+            reserved[slot] = true;
             return slot;
         }
     }
 
-    private boolean reserved(int slot) {
-        return pendingEvents[slot] < 0;
-    }
-
-    private void reservedMark(int slot) {
-        pendingEvents[slot] = -1;
-    }
-
-    void attach(int slot, NativeCompletionQueue queue) {
+    /** Watch a created queue's channel, disabled until its first {@link #watch}. */
+    void attach(int slot, NativeCompletionQueue queue) throws NativeCallException {
         synchronized (slotsLock) {
+            waitSet.add(queue.channelFd(), LibC.EPOLLONESHOT, slot);
             slots[slot] = queue;
-            pendingEvents[slot] = 0;
+            reserved[slot] = false;
         }
     }
 
-    void release(int slot) {
+    /** Give a slot back: the queue's channel is no longer watched (it is about to be destroyed). */
+    void release(int slot, NativeCompletionQueue queue) {
         synchronized (slotsLock) {
-            slots[slot] = null;
-            pendingEvents[slot] = 0;
+            if (queue != null && slots[slot] == queue) {
+                try {
+                    waitSet.remove(queue.channelFd());
+                } catch (NativeCallException e) {
+                    throw new IllegalStateException("cannot stop watching completion channel of " + queue + ": "
+                        + e.getMessage(), e);
+                } finally {
+                    slots[slot] = null;
+                }
+            }
+            reserved[slot] = false;
             users--;
         }
+    }
+
+    /** Re-enable the one-shot watch of a queue's channel. */
+    void watch(int slot, int channelFd) {
+        try {
+            waitSet.modify(channelFd, LibC.EPOLLIN | LibC.EPOLLONESHOT, slot);
+        } catch (NativeCallException e) {
+            throw new IllegalStateException("cannot watch a completion channel: " + e.getMessage(), e);
+        }
+    }
+
+    /** A queue armed for this source had its event taken by a directly waiting thread: report its token. */
+    void forward(long token) {
+        synchronized (forwardLock) {
+            if (forwardedCount == forwarded.length) {
+                forwarded = Arrays.copyOf(forwarded, forwardedCount * 2);
+            }
+            forwarded[forwardedCount++] = token;
+        }
+        wakeup();
     }
 
     @Override
@@ -148,17 +135,26 @@ final class NativeReadinessSource implements ReadinessSource {
                 int waitMillis = interrupted ? 0 : waitMillis(timeoutNanos, deadline);
                 int ready = waitSet.await(waitMillis);
                 boolean woken = false;
-                boolean signalled = false;
-                for (int i = 0; i < ready; i++) {
-                    if (waitSet.token(i) == EpollWaitSet.WAKEUP_TOKEN) {
-                        woken = true;
-                    } else {
-                        signalled = true;
+                int reportedCount = 0;
+                synchronized (slotsLock) {
+                    for (int i = 0; i < ready; i++) {
+                        long token = waitSet.token(i);
+                        if (token == EpollWaitSet.WAKEUP_TOKEN) {
+                            woken = true;
+                        } else if (token >= 0 && token < slots.length && slots[(int) token] != null) {
+                            reported[reportedCount++] = slots[(int) token];
+                        }
                     }
                 }
-                if (signalled) {
-                    count = drain();
+                // outside slotsLock: a closing queue holds its event lock while it gives its slot back
+                for (int i = 0; i < reportedCount; i++) {
+                    NativeCompletionQueue queue = reported[i];
+                    reported[i] = null;
+                    if (queue.takeEventsForSource()) {
+                        count = handOver(count, queue.token());
+                    }
                 }
+                count = takeForwarded(count);
                 if (count > 0 || woken || interrupted || closed || timeoutNanos == 0
                     || timeoutNanos > 0 && deadline - System.nanoTime() <= 0) {
                     break;
@@ -174,6 +170,29 @@ final class NativeReadinessSource implements ReadinessSource {
         return count;
     }
 
+    private int takeForwarded(int count) {
+        synchronized (forwardLock) {
+            for (int i = 0; i < forwardedCount; i++) {
+                count = handOver(count, forwarded[i]);
+            }
+            forwardedCount = 0;
+        }
+        return count;
+    }
+
+    private int handOver(int count, long token) {
+        for (int i = 0; i < count; i++) {
+            if (handOver[i] == token) {
+                return count;
+            }
+        }
+        if (count == handOver.length) {
+            handOver = Arrays.copyOf(handOver, count * 2);
+        }
+        handOver[count] = token;
+        return count + 1;
+    }
+
     private static int waitMillis(long timeoutNanos, long deadline) {
         if (timeoutNanos == 0) {
             return 0;
@@ -183,37 +202,6 @@ final class NativeReadinessSource implements ReadinessSource {
         }
         long remaining = Math.max(0, deadline - System.nanoTime());
         return (int) Math.min(SLICE_MILLIS, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
-    }
-
-    /** Read every queued event, acknowledge them per queue, and collect each signalled queue's token once. */
-    private int drain() throws NativeCallException {
-        synchronized (slotsLock) {
-            int touchedCount = 0;
-            while (IbvCalls.getCqEvent(channel, cqOut, contextOut)) {
-                MemorySegment cq = cqOut.get(ADDRESS, 0);
-                long slot = contextOut.get(ADDRESS, 0).address() - 1;
-                NativeCompletionQueue queue = slot >= 0 && slot < slots.length ? slots[(int) slot] : null;
-                if (queue == null || queue.address() != cq.address()) {
-                    // a queue being destroyed: acknowledge at once, its destruction waits for it
-                    IbvCalls.ackCqEvents(cq, 1);
-                    continue;
-                }
-                if (pendingEvents[(int) slot]++ == 0) {
-                    touched[touchedCount++] = (int) slot;
-                }
-            }
-            if (handOver.length < touchedCount) {
-                handOver = new long[slots.length];
-            }
-            for (int i = 0; i < touchedCount; i++) {
-                int slot = touched[i];
-                NativeCompletionQueue queue = slots[slot];
-                IbvCalls.ackCqEvents(queue.cq(), pendingEvents[slot]);
-                pendingEvents[slot] = 0;
-                handOver[i] = queue.token();
-            }
-            return touchedCount;
-        }
     }
 
     @Override
@@ -258,19 +246,16 @@ final class NativeReadinessSource implements ReadinessSource {
         awaitLock.lock();
         try {
             waitSet.close();
-            IbvCalls.destroyCompChannel(channel);
         } catch (NativeCallException e) {
             throw new IllegalStateException("cannot close the readiness source: " + e.getMessage(), e);
         } finally {
             awaitLock.unlock();
-            arena.close();
             device.childClosed();
         }
     }
 
     @Override
     public String toString() {
-        return "NativeReadinessSource{fd=" + (closed ? -1 : channel.get(JAVA_INT, COMP_CHANNEL_FD))
-            + ", users=" + users + ", closed=" + closed + '}';
+        return "NativeReadinessSource{users=" + users + ", closed=" + closed + '}';
     }
 }

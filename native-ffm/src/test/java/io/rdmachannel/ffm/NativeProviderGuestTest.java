@@ -340,6 +340,94 @@ class NativeProviderGuestTest {
     }
 
     @Test
+    void shouldWakeDirectlyWaitingThreadsWithoutTheSource() throws Exception {
+        connect();
+        fill(memoryA, "direct");
+        postReceiveB(30, SIZE);
+        assertTrue(cqB.supportsDirectWait());
+        int ticket = cqB.requestWaiterWakeup();
+        CompletableFuture<Long> first = waitDirectly(cqB, ticket);
+        CompletableFuture<Long> second = waitDirectly(cqB, ticket);
+        Thread.sleep(200);
+        assertFalse(first.isDone() || second.isDone(), "a waiter returned before anything completed");
+
+        qpA.postSend(request(WorkRequestOpcode.SEND, 31, 6));
+
+        assertTrue(first.get(20, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(20));
+        assertTrue(second.get(20, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(20));
+        assertEquals(30, pollOne(cqB).id());
+        assertEquals(31, pollOne(cqA).id());
+        // the queue was armed for the waiters only: the source has nothing to report
+        assertEquals(0, source.await(TimeUnit.MILLISECONDS.toNanos(100), t -> { }));
+    }
+
+    @Test
+    void shouldDeliverOneEventToTheSourceAndADirectWaiterBothArmed() throws Exception {
+        connect();
+        fill(memoryA, "both");
+        postReceiveB(32, SIZE);
+        cqB.requestNotification();
+        int ticket = cqB.requestWaiterWakeup();
+        AtomicLong token = new AtomicLong();
+        CompletableFuture<Integer> sourceWaiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                return source.await(-1, token::set);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        CompletableFuture<Long> direct = waitDirectly(cqB, ticket);
+        Thread.sleep(200);
+
+        qpA.postSend(request(WorkRequestOpcode.SEND, 33, 4));
+
+        assertEquals(1, sourceWaiter.get(20, TimeUnit.SECONDS));
+        assertEquals(TOKEN_B, token.get());
+        assertTrue(direct.get(20, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(20));
+        assertEquals(32, pollOne(cqB).id());
+        assertEquals(33, pollOne(cqA).id());
+    }
+
+    @Test
+    void shouldReturnFromADirectWaitOnWakeWaitersTimeoutAndClose() throws Exception {
+        int ticket = cqA.requestWaiterWakeup();
+        long start = System.nanoTime();
+        cqA.awaitWakeup(ticket, TimeUnit.MILLISECONDS.toNanos(150));
+        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(140), "returned before the timeout");
+
+        CompletableFuture<Long> woken = waitDirectly(cqA, cqA.requestWaiterWakeup());
+        Thread.sleep(200);
+        cqA.wakeWaiters();
+        woken.get(20, TimeUnit.SECONDS);
+
+        CompletionQueue lone = device.createCompletionQueue(8, source, 99);
+        CompletableFuture<Long> closing = waitDirectly(lone, lone.requestWaiterWakeup());
+        Thread.sleep(200);
+        lone.close();
+        closing.get(20, TimeUnit.SECONDS);
+
+        try (CompletionQueue pollOnly = device.createCompletionQueue(8, null, 98)) {
+            assertFalse(pollOnly.supportsDirectWait());
+            assertThrows(UnsupportedOperationException.class, pollOnly::requestWaiterWakeup);
+        }
+    }
+
+    /** Wait on a queue directly from a platform thread; completes with the nanoseconds it waited. */
+    private static CompletableFuture<Long> waitDirectly(CompletionQueue queue, int ticket) {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            long start = System.nanoTime();
+            try {
+                queue.awaitWakeup(ticket, TimeUnit.SECONDS.toNanos(30));
+                done.complete(System.nanoTime() - start);
+            } catch (RuntimeException | Error e) {
+                done.completeExceptionally(e);
+            }
+        });
+        return done;
+    }
+
+    @Test
     void shouldReturnFromAwaitOnWakeupAndInterrupt() throws Exception {
         CompletableFuture<Integer> woken = CompletableFuture.supplyAsync(() -> {
             try {

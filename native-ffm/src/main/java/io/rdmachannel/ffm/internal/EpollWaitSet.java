@@ -4,7 +4,6 @@ import static io.rdmachannel.ffm.layout.LibcLayouts.EPOLL_EVENT_DATA;
 import static io.rdmachannel.ffm.layout.LibcLayouts.EPOLL_EVENT_EVENTS;
 import static io.rdmachannel.ffm.layout.LibcLayouts.EPOLL_EVENT_SIZE;
 import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 import io.rdmachannel.ffm.NativeCallException;
@@ -22,13 +21,16 @@ public final class EpollWaitSet implements AutoCloseable {
     /** The token of the wake-up eventfd. */
     public static final long WAKEUP_TOKEN = -1;
 
+    /** One {@code epoll_event} per calling thread for {@link #modify}, made once: re-arming allocates nothing. */
+    private static final ThreadLocal<MemorySegment> SCRATCH = ThreadLocal.withInitial(
+        () -> Arena.ofAuto().allocate(EPOLL_EVENT_SIZE, 8));
+
     private final Arena arena = Arena.ofShared();
     private final int epfd;
-    private final int wakeupFd;
+    private final EventFd wakeupFd;
     private final int capacity;
     private final MemorySegment events;
     private final MemorySegment control;
-    private final MemorySegment counter;
 
     /**
      * Create the set.
@@ -43,16 +45,22 @@ public final class EpollWaitSet implements AutoCloseable {
         this.capacity = capacity;
         this.events = arena.allocate(EPOLL_EVENT_SIZE * capacity);
         this.control = arena.allocate(EPOLL_EVENT_SIZE);
-        this.counter = arena.allocate(JAVA_LONG);
-        int ep = LibC.epollCreate1(LibC.EPOLL_CLOEXEC);
-        int wake = -1;
+        int ep = -1;
+        EventFd wake = null;
         try {
-            wake = LibC.eventfd(0, LibC.EFD_NONBLOCK | LibC.EFD_CLOEXEC);
+            ep = LibC.epollCreate1(LibC.EPOLL_CLOEXEC);
+            wake = new EventFd();
             this.epfd = ep;
             this.wakeupFd = wake;
-            add(wake, LibC.EPOLLIN, WAKEUP_TOKEN);
+            add(wake.fd(), LibC.EPOLLIN, WAKEUP_TOKEN);
         } catch (NativeCallException | RuntimeException e) {
-            closeQuietly(wake);
+            if (wake != null) {
+                try {
+                    wake.close();
+                } catch (NativeCallException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
             closeQuietly(ep);
             arena.close();
             throw e;
@@ -71,6 +79,21 @@ public final class EpollWaitSet implements AutoCloseable {
         control.set(JAVA_INT_UNALIGNED, EPOLL_EVENT_EVENTS, interest);
         control.set(JAVA_LONG_UNALIGNED, EPOLL_EVENT_DATA, token);
         LibC.epollCtl(epfd, LibC.EPOLL_CTL_ADD, fd, control);
+    }
+
+    /**
+     * Change what a watched descriptor is watched for; with {@link LibC#EPOLLONESHOT} this re-enables it.
+     *
+     * @param fd the descriptor.
+     * @param interest e.g. {@code EPOLLIN | EPOLLONESHOT}.
+     * @param token what {@link #token(int)} returns when it is ready.
+     * @throws NativeCallException if epoll refuses.
+     */
+    public void modify(int fd, int interest, long token) throws NativeCallException {
+        MemorySegment event = SCRATCH.get();
+        event.set(JAVA_INT_UNALIGNED, EPOLL_EVENT_EVENTS, interest);
+        event.set(JAVA_LONG_UNALIGNED, EPOLL_EVENT_DATA, token);
+        LibC.epollCtl(epfd, LibC.EPOLL_CTL_MOD, fd, event);
     }
 
     /**
@@ -95,7 +118,7 @@ public final class EpollWaitSet implements AutoCloseable {
         int ready = LibC.epollWait(epfd, events, capacity, timeoutMillis);
         for (int i = 0; i < ready; i++) {
             if (token(i) == WAKEUP_TOKEN) {
-                LibC.read(wakeupFd, counter, Long.BYTES);
+                wakeupFd.drain();
             }
         }
         return ready;
@@ -127,16 +150,13 @@ public final class EpollWaitSet implements AutoCloseable {
      * @throws NativeCallException if the eventfd cannot be written.
      */
     public void wakeup() throws NativeCallException {
-        try (Arena temporary = Arena.ofConfined()) {
-            MemorySegment one = temporary.allocateFrom(JAVA_LONG, 1L);
-            LibC.write(wakeupFd, one, Long.BYTES);
-        }
+        wakeupFd.signal();
     }
 
     @Override
     public void close() throws NativeCallException {
         try {
-            LibC.close(wakeupFd);
+            wakeupFd.close();
             LibC.close(epfd);
         } finally {
             arena.close();
