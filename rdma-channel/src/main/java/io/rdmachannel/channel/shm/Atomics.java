@@ -44,6 +44,10 @@ final class Atomics {
         return (long) LONG_HANDLE.getAndBitwiseOr(segment, offset, bits);
     }
 
+    static long getAndAddLong(final MemorySegment segment, final long offset, final long delta) {
+        return (long) LONG_HANDLE.getAndAdd(segment, offset, delta);
+    }
+
     static int getIntAcquire(final MemorySegment segment, final long offset) {
         return (int) INT_HANDLE.getAcquire(segment, offset);
     }

@@ -2,38 +2,85 @@ package io.rdmachannel.channel.shm;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The mappings of one peer device's shared files: its memory-region table, and the files of the regions this
- * process has reached. Every value read from the peer's table is validated before use; a peer can never make us
- * touch memory outside a region it registered with the access asked for.
+ * The mappings of one peer device's shared files: its memory-region table, and its pooled files this process has
+ * reached (queue-pair blocks, completion-queue words, shared receive queues, region memory), by file id. The peer
+ * reuses its files for new objects, so the mappings outlive connections: they stay while connections to the peer come
+ * and go, and are unmapped once unused for the idle time ({@link #sweep}), or with the whole node when it had no
+ * connection for that long or the peer device is gone.
+ *
+ * <p>Every value read from the peer's table is validated before use, and every access to region memory happens
+ * inside an access its table entry's {@link AccessGuard} admitted for the key: a peer can never make us touch memory
+ * outside a region it registered with the access asked for, nor a region that was deregistered and reused.
  */
 final class PeerNode implements AutoCloseable {
     /** Resolution succeeded. */
     static final int OK = 0;
     /** The key, protection domain, access or bounds did not match a region. */
     static final int ACCESS_ERROR = 1;
+    /** Most mappings of region files kept per peer; beyond, unused ones are dropped early. */
+    static final int MAX_CACHED_FILES = 1024;
 
     private final String gidHex;
     private final Path folder;
     private final SharedFile table;
     private final int capacity;
     private final AtomicReferenceArray<Mapping> mappings;
-    private int references = 1;
+    private final Map<Integer, CachedFile> files = new ConcurrentHashMap<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    // guarded by this
+    private final List<SharedFile> retired = new ArrayList<>();
     private boolean closed;
+    // guarded by the device's peer map
+    private int references = 1;
+    private long lastReleasedNanos;
+    private boolean removed;
 
-    private record Mapping(int key, SharedFile file) {
+    /**
+     * A mapping of one peer file. Pinned while a connection uses it as its block, completion-queue word or shared
+     * receive queue; a region file is kept while accesses touch it.
+     */
+    static final class CachedFile {
+        final int id;
+        final SharedFile file;
+        // guarded by the node
+        int pins;
+        volatile boolean touched = true;
+
+        CachedFile(final int id, final SharedFile file) {
+            this.id = id;
+            this.file = file;
+        }
+
+        MemorySegment segment() {
+            return file.segment();
+        }
+    }
+
+    private record Mapping(int key, int fileId, CachedFile cached) {
     }
 
     /**
-     * Where a resolved remote range lives: reused per queue pair, so resolving allocates nothing.
+     * Where a resolved remote range lives: reused per queue pair, so resolving allocates nothing. After a successful
+     * {@link #resolve}, the caller copies and then calls {@link #done}.
      */
     static final class Cursor {
         MemorySegment segment;
         long offset;
+        long guard = -1;
     }
 
     private PeerNode(final String gidHex, final Path folder, final SharedFile table) {
@@ -62,6 +109,8 @@ final class PeerNode implements AutoCloseable {
         return folder;
     }
 
+    // ----- references, under the device's peer map -----
+
     void retain() {
         references++;
     }
@@ -70,11 +119,83 @@ final class PeerNode implements AutoCloseable {
      * @return true when the last reference was released.
      */
     boolean release() {
-        return --references == 0;
+        if (--references == 0) {
+            lastReleasedNanos = System.nanoTime();
+            return true;
+        }
+        return false;
+    }
+
+    boolean isUnused() {
+        return references == 0;
+    }
+
+    long lastReleasedNanos() {
+        return lastReleasedNanos;
     }
 
     /**
-     * Resolve {@code length} bytes at {@code address} of the region {@code key}.
+     * The device dropped this node from its map: it closes when its last connection ends.
+     */
+    void markRemoved() {
+        removed = true;
+    }
+
+    boolean isRemoved() {
+        return removed;
+    }
+
+    /**
+     * Whether the peer device still exists: a closed device deletes its folder and table.
+     */
+    boolean isPeerAlive() {
+        return Files.exists(folder.resolve("mrtable"));
+    }
+
+    // ----- files -----
+
+    /**
+     * Map the peer's pooled file {@code f-<id>}, or take the mapping this node has, and pin it until {@link #unpin}.
+     *
+     * @throws NoSuchFileException if the file does not exist.
+     */
+    CachedFile pin(final int fileId) throws IOException {
+        synchronized (this) {
+            final CachedFile cached = cachedFile(fileId);
+            cached.pins++;
+            return cached;
+        }
+    }
+
+    void unpin(final CachedFile cached) {
+        synchronized (this) {
+            cached.pins--;
+            cached.touched = true;
+        }
+    }
+
+    // guarded by this
+    private CachedFile cachedFile(final int fileId) throws IOException {
+        if (closed) {
+            throw new IOException("the mappings of shm device " + gidHex + " are closed");
+        }
+        final CachedFile existing = files.get(fileId);
+        if (existing != null) {
+            existing.touched = true;
+            return existing;
+        }
+        if (files.size() >= MAX_CACHED_FILES) {
+            evictUntouched(false);
+        }
+        final SharedFile file = SharedFile.open(folder.resolve(SharedFile.pooledName(fileId)));
+        final CachedFile cached = new CachedFile(fileId, file);
+        files.put(fileId, cached);
+        return cached;
+    }
+
+    /**
+     * Resolve {@code length} bytes at {@code address} of the region {@code key}, and on success enter an access to
+     * it that {@link #done} ends.
      *
      * @param requiredAccess access flags the region must have.
      * @param protectionDomain the handle of the protection domain the region must belong to.
@@ -89,64 +210,130 @@ final class PeerNode implements AutoCloseable {
         }
         final MemorySegment entries = table.segment();
         final long entry = MemoryRegionTableDescriptor.entryOffset(index);
-        if (Atomics.getIntVolatile(entries, entry + MemoryRegionTableDescriptor.KEY_OFFSET) != key) {
+        final long guard = entry + MemoryRegionTableDescriptor.GUARD_OFFSET;
+        inFlight.getAndIncrement();
+        if (!AccessGuard.enter(entries, guard, key)) {
+            inFlight.getAndDecrement();
             return ACCESS_ERROR;
         }
         final int access = entries.get(Atomics.INT, entry + MemoryRegionTableDescriptor.ACCESS_OFFSET);
         final int domain = entries.get(Atomics.INT, entry + MemoryRegionTableDescriptor.PD_OFFSET);
         final long base = entries.get(Atomics.LONG, entry + MemoryRegionTableDescriptor.ADDRESS_OFFSET);
         final long regionLength = entries.get(Atomics.LONG, entry + MemoryRegionTableDescriptor.LENGTH_OFFSET);
-        if (domain != protectionDomain || (access & requiredAccess) != requiredAccess) {
-            return ACCESS_ERROR;
-        }
+        final int fileId = entries.get(Atomics.INT, entry + MemoryRegionTableDescriptor.FILE_ID_OFFSET);
         final long offset = address - base;
-        if (offset < 0 || regionLength < 0 || offset > regionLength || length > regionLength - offset) {
+        if (domain != protectionDomain || (access & requiredAccess) != requiredAccess || offset < 0
+            || regionLength < 0 || offset > regionLength || length > regionLength - offset) {
+            leave(entries, guard);
             return ACCESS_ERROR;
         }
-        final SharedFile file = mapping(index, key);
-        if (file == null || offset + length > file.segment().byteSize()) {
+        final MemorySegment file = mapping(index, key, fileId);
+        if (file == null || offset + length > file.byteSize()) {
+            leave(entries, guard);
             return ACCESS_ERROR;
         }
-        cursor.segment = file.segment();
+        cursor.segment = file;
         cursor.offset = offset;
+        cursor.guard = guard;
         return OK;
     }
 
-    private SharedFile mapping(final int index, final int key) {
+    /**
+     * End the access a successful {@link #resolve} entered.
+     */
+    void done(final Cursor cursor) {
+        if (cursor.guard >= 0) {
+            final long guard = cursor.guard;
+            cursor.guard = -1;
+            cursor.segment = null;
+            leave(table.segment(), guard);
+        }
+    }
+
+    private void leave(final MemorySegment entries, final long guard) {
+        AccessGuard.exit(entries, guard);
+        inFlight.getAndDecrement();
+    }
+
+    private MemorySegment mapping(final int index, final int key, final int fileId) {
         final Mapping current = mappings.get(index);
-        if (current != null && current.key() == key) {
-            return current.file();
+        if (current != null && current.key() == key && current.fileId() == fileId) {
+            final CachedFile cached = current.cached();
+            if (!cached.touched) {
+                cached.touched = true;
+            }
+            return cached.segment();
         }
         synchronized (this) {
-            if (closed) {
-                return null;
-            }
-            final Mapping again = mappings.get(index);
-            if (again != null && again.key() == key) {
-                return again.file();
-            }
-            final SharedFile file;
             try {
-                file = SharedFile.open(folder.resolve(MemoryRegionTableDescriptor.fileName(key)));
+                final CachedFile cached = cachedFile(fileId);
+                mappings.set(index, new Mapping(key, fileId, cached));
+                return cached.segment();
             } catch (final IOException ex) {
                 return null;
             }
-            mappings.set(index, new Mapping(key, file));
-            if (again != null) {
-                // the peer reused the entry: the old region is gone; its mapping may still be read by a racing
-                // thread, so it is closed when this peer is released rather than now
-                retired(again.file());
-            }
-            return file;
         }
     }
 
-    private final java.util.List<SharedFile> retiredFiles = new java.util.ArrayList<>();
-
-    private void retired(final SharedFile file) {
-        retiredFiles.add(file);
+    /**
+     * Unmap the files no access touched since the last sweep (agent thread).
+     */
+    void sweep(final long idleNanos) {
+        final List<SharedFile> closable;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            evictUntouched(true);
+            if (retired.isEmpty() || inFlight.get() != 0) {
+                return;
+            }
+            // every access that could still hold a retired mapping started before it was dropped: none is left
+            closable = new ArrayList<>(retired);
+            retired.clear();
+        }
+        closable.forEach(PeerNode::closeQuietly);
     }
 
+    // guarded by this
+    private void evictUntouched(final boolean clearTouched) {
+        final List<CachedFile> evicted = new ArrayList<>();
+        for (final CachedFile cached : files.values()) {
+            if (cached.pins > 0) {
+                continue;
+            }
+            if (cached.touched) {
+                if (clearTouched) {
+                    cached.touched = false;
+                }
+                continue;
+            }
+            evicted.add(cached);
+        }
+        if (evicted.isEmpty()) {
+            return;
+        }
+        for (final CachedFile cached : evicted) {
+            files.remove(cached.id, cached);
+            retired.add(cached.file);
+        }
+        final Set<CachedFile> gone = Collections.newSetFromMap(new IdentityHashMap<>());
+        gone.addAll(evicted);
+        for (int i = 0; i < capacity; i++) {
+            final Mapping mapping = mappings.get(i);
+            if (mapping != null && gone.contains(mapping.cached())) {
+                mappings.compareAndSet(i, mapping, null);
+            }
+        }
+    }
+
+    synchronized int cachedFiles() {
+        return files.size() + retired.size();
+    }
+
+    /**
+     * Unmap everything; only once no connection uses this node.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -154,13 +341,12 @@ final class PeerNode implements AutoCloseable {
         }
         closed = true;
         for (int i = 0; i < capacity; i++) {
-            final Mapping mapping = mappings.getAndSet(i, null);
-            if (mapping != null) {
-                closeQuietly(mapping.file());
-            }
+            mappings.set(i, null);
         }
-        retiredFiles.forEach(PeerNode::closeQuietly);
-        retiredFiles.clear();
+        files.values().forEach(cached -> closeQuietly(cached.file));
+        files.clear();
+        retired.forEach(PeerNode::closeQuietly);
+        retired.clear();
         closeQuietly(table);
     }
 
@@ -170,5 +356,10 @@ final class PeerNode implements AutoCloseable {
         } catch (final RuntimeException ignore) {
             // a racing reader of a shared arena keeps it open; the mapping goes with the process
         }
+    }
+
+    @Override
+    public String toString() {
+        return "PeerNode{gid=" + gidHex + ", references=" + references + ", files=" + files.size() + '}';
     }
 }

@@ -16,7 +16,9 @@ import io.rdmachannel.channel.spi.QueuePairState;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotLinkException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -24,17 +26,23 @@ import java.util.HexFormat;
 /**
  * The connected peer queue pair as this side sees it: mappings of its shared block, its receive queue (own or
  * shared), its receive completion queue's arming word and its device's memory regions. Every value read from the
- * peer is validated when the mapping is made or before each use.
+ * peer is validated when the mapping is made or before each use. The peer reuses its files for later queue pairs:
+ * the block's guard carries the identity this side connected to, and this side touches the block, the queue word and
+ * the shared receive queue only inside an access the guard admitted ({@link #enter}), so a connection that ended can
+ * never reach the memory of a later one.
  */
 final class RemotePeer implements AutoCloseable {
     private final ShmDevice device;
     private final byte[] gid;
     private final int queuePairNumber;
+    private final int identity;
     private final boolean sameDevice;
     private final PeerNode node;
-    private final SharedFile block;
-    private final SharedFile sharedReceiveQueueFile;
-    private final SharedFile completionQueueFile;
+    private final PeerNode.CachedFile block;
+    private final PeerNode.CachedFile sharedReceiveQueueFile;
+    private final PeerNode.CachedFile completionQueueFile;
+    private final MemorySegment blockSegment;
+    private final MemorySegment completionQueueSegment;
     private final ReceiveQueue receiveQueue;
     private final int protectionDomain;
     private final int completionQueueId;
@@ -42,24 +50,28 @@ final class RemotePeer implements AutoCloseable {
     private final int inboundCapacity;
     private long inboundTail;
 
-    private RemotePeer(final ShmDevice device, final byte[] gid, final int queuePairNumber, final PeerNode node,
-        final SharedFile block, final SharedFile sharedReceiveQueueFile, final SharedFile completionQueueFile,
-        final ReceiveQueue receiveQueue, final long inboundBase, final int inboundCapacity) {
+    private RemotePeer(final ShmDevice device, final byte[] gid, final int queuePairNumber, final int identity,
+        final PeerNode node, final PeerNode.CachedFile block, final PeerNode.CachedFile sharedReceiveQueueFile,
+        final PeerNode.CachedFile completionQueueFile, final ReceiveQueue receiveQueue, final long inboundBase,
+        final int inboundCapacity) {
         this.device = device;
         this.gid = gid;
         this.queuePairNumber = queuePairNumber;
+        this.identity = identity;
         this.sameDevice = node.gidHex().equals(device.gidHex());
         this.node = node;
         this.block = block;
         this.sharedReceiveQueueFile = sharedReceiveQueueFile;
         this.completionQueueFile = completionQueueFile;
+        this.blockSegment = block.segment();
+        this.completionQueueSegment = completionQueueFile.segment();
         this.receiveQueue = receiveQueue;
-        final MemorySegment segment = block.segment();
-        this.protectionDomain = segment.get(Atomics.INT, QueuePairBlockDescriptor.PD_OFFSET);
-        this.completionQueueId = segment.get(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_OFFSET);
+        this.protectionDomain = blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.PD_OFFSET);
+        this.completionQueueId = blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_OFFSET);
         this.inboundBase = inboundBase;
         this.inboundCapacity = inboundCapacity;
-        this.inboundTail = Atomics.getLongVolatile(segment, inboundBase + InboundCompletionDescriptor.TAIL_OFFSET);
+        this.inboundTail = Atomics.getLongVolatile(blockSegment,
+            inboundBase + InboundCompletionDescriptor.TAIL_OFFSET);
     }
 
     /**
@@ -70,16 +82,21 @@ final class RemotePeer implements AutoCloseable {
     static RemotePeer connect(final ShmDevice device, final byte[] gid, final int number) throws IOException {
         final String gidHex = HexFormat.of().formatHex(gid);
         final PeerNode node = device.peer(gidHex);
-        SharedFile block = null;
-        SharedFile srqFile = null;
-        SharedFile cqFile = null;
+        PeerNode.CachedFile block = null;
+        PeerNode.CachedFile srqFile = null;
+        PeerNode.CachedFile cqFile = null;
         try {
-            block = openPeerFile(node.folder(), QueuePairBlockDescriptor.fileName(number),
-                "no queue pair " + number + " on shm device " + gidHex);
+            final String missing = "no queue pair " + number + " on shm device " + gidHex;
+            block = pin(node, blockFileId(node.folder(), number, missing), missing);
             final MemorySegment segment = block.segment();
             if (segment.byteSize() < QueuePairBlockDescriptor.HEADER_LENGTH
                 || segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET) != QueuePairBlockDescriptor.MAGIC) {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex + " has a malformed block");
+            }
+            final int identity = AccessGuard.identity(segment, QueuePairBlockDescriptor.GUARD_OFFSET);
+            if (identity == 0 || (identity & 0xFFFFFF) != number) {
+                // the file was given to another queue pair after the link was read: this one is gone
+                throw new IOException(missing);
             }
             final int limit = device.attributes().maxQueuePairWorkRequests();
             final int maxSge = device.attributes().maxSge();
@@ -88,11 +105,15 @@ final class RemotePeer implements AutoCloseable {
             final int inboundCapacity = segment.get(Atomics.INT, QueuePairBlockDescriptor.INBOUND_CAPACITY_OFFSET);
             final int srqId = segment.get(Atomics.INT, QueuePairBlockDescriptor.SRQ_OFFSET);
             final int cqId = segment.get(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_OFFSET);
+            final int srqFileId = segment.get(Atomics.INT, QueuePairBlockDescriptor.SRQ_FILE_OFFSET);
+            final int cqFileId = segment.get(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_FILE_OFFSET);
             if (rqCapacity < 0 || rqCapacity > limit || rqMaxSge < 0 || rqMaxSge > maxSge || inboundCapacity < 1
-                || inboundCapacity > limit || (rqCapacity == 0) != (srqId >= 0)) {
+                || inboundCapacity > limit || (rqCapacity == 0) != (srqId >= 0) || (srqId >= 0) != (srqFileId > 0)
+                || cqFileId <= 0) {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex
                     + " advertises impossible queue sizes: rqCapacity=" + rqCapacity + ", rqMaxSge=" + rqMaxSge
-                    + ", inboundCapacity=" + inboundCapacity + ", srq=" + srqId);
+                    + ", inboundCapacity=" + inboundCapacity + ", srq=" + srqId + ", srqFile=" + srqFileId
+                    + ", cqFile=" + cqFileId);
             }
             checkTransport(device, segment.get(Atomics.INT, QueuePairBlockDescriptor.TRANSPORT_OFFSET), number,
                 gidHex);
@@ -102,8 +123,8 @@ final class RemotePeer implements AutoCloseable {
             }
             final ReceiveQueue receiveQueue;
             if (srqId >= 0) {
-                srqFile = openPeerFile(node.folder(), ShmSharedReceiveQueue.fileName(srqId),
-                    "shared receive queue " + srqId + " of queue pair " + number + " is gone");
+                srqFile = pin(node, srqFileId, "shared receive queue " + srqId + " of queue pair " + number
+                    + " is gone");
                 receiveQueue = ReceiveQueue.peerView(srqFile.segment(), 0, limit, maxSge);
             } else {
                 receiveQueue = ReceiveQueue.peerView(segment, QueuePairBlockDescriptor.receiveQueueOffset(), limit,
@@ -113,15 +134,39 @@ final class RemotePeer implements AutoCloseable {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex
                     + " has a malformed receive queue");
             }
-            cqFile = openPeerFile(node.folder(), ShmCompletionQueue.fileName(cqId),
-                "receive completion queue " + cqId + " of queue pair " + number + " is gone");
-            return new RemotePeer(device, gid.clone(), number, node, block, srqFile, cqFile, receiveQueue,
+            cqFile = pin(node, cqFileId, "receive completion queue " + cqId + " of queue pair " + number
+                + " is gone");
+            if (cqFile.segment().byteSize() < ShmCompletionQueue.FILE_LENGTH) {
+                throw new IOException("receive completion queue " + cqId + " of queue pair " + number
+                    + " has a short file");
+            }
+            if (AccessGuard.identity(segment, QueuePairBlockDescriptor.GUARD_OFFSET) != identity) {
+                throw new IOException(missing);
+            }
+            return new RemotePeer(device, gid.clone(), number, identity, node, block, srqFile, cqFile, receiveQueue,
                 inboundBase, inboundCapacity);
         } catch (final IOException | RuntimeException ex) {
-            closeAll(block, srqFile, cqFile);
+            unpinAll(node, block, srqFile, cqFile);
             device.release(node);
             throw ex;
         }
+    }
+
+    /**
+     * The pooled file a queue pair's block lives in, from its link {@code qp-<number>}.
+     */
+    private static int blockFileId(final Path folder, final int number, final String missing) throws IOException {
+        final Path target;
+        try {
+            target = Files.readSymbolicLink(folder.resolve(QueuePairBlockDescriptor.fileName(number)));
+        } catch (final NoSuchFileException | NotLinkException ex) {
+            throw new IOException(missing, ex);
+        }
+        final int id = SharedFile.pooledId(target.getFileName().toString());
+        if (id <= 0 || target.getNameCount() != 1) {
+            throw new IOException(missing + ": its link names " + target);
+        }
+        return id;
     }
 
     /**
@@ -139,10 +184,10 @@ final class RemotePeer implements AutoCloseable {
         }
     }
 
-    private static SharedFile openPeerFile(final Path folder, final String name, final String missing)
+    private static PeerNode.CachedFile pin(final PeerNode node, final int fileId, final String missing)
         throws IOException {
         try {
-            return SharedFile.open(folder.resolve(name));
+            return node.pin(fileId);
         } catch (final NoSuchFileException ex) {
             throw new IOException(missing, ex);
         }
@@ -181,10 +226,30 @@ final class RemotePeer implements AutoCloseable {
     }
 
     /**
-     * The peer's state code, or {@link QueuePairBlockDescriptor#STATE_DESTROYED}.
+     * Start an access to the peer's block, queue word and shared receive queue; every write to them, and every read
+     * that decides something, happens between this and {@link #exit}.
+     *
+     * @return false if the peer queue pair is gone (its block may hold another queue pair by now): touch nothing.
+     */
+    boolean enter() {
+        return AccessGuard.enter(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET, identity);
+    }
+
+    void exit() {
+        AccessGuard.exit(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET);
+    }
+
+    /**
+     * The peer's state code, or {@link QueuePairBlockDescriptor#STATE_DESTROYED} once its block belongs to no queue
+     * pair or another one.
      */
     int state() {
-        return Atomics.getIntVolatile(block.segment(), QueuePairBlockDescriptor.STATE_OFFSET);
+        final int state = Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.STATE_OFFSET);
+        return isCurrent() ? state : QueuePairBlockDescriptor.STATE_DESTROYED;
+    }
+
+    private boolean isCurrent() {
+        return AccessGuard.identity(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET) == identity;
     }
 
     boolean canReceive() {
@@ -201,46 +266,54 @@ final class RemotePeer implements AutoCloseable {
      * The peer's connection generation, bumped by each RESET of the peer.
      */
     int generation() {
-        return Atomics.getIntVolatile(block.segment(), QueuePairBlockDescriptor.GENERATION_OFFSET);
+        final int generation = Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.GENERATION_OFFSET);
+        return isCurrent() ? generation : -1;
     }
 
     /**
      * The remote access the peer queue pair allows.
      */
     int accessFlags() {
-        return block.segment().get(Atomics.INT, QueuePairBlockDescriptor.ACCESS_OFFSET);
+        return blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.ACCESS_OFFSET);
     }
 
     /**
      * The peer's RNR NAK timer code, clamped to the valid range.
      */
     int minRnrTimer() {
-        return block.segment().get(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET) & 31;
+        return blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET) & 31;
     }
 
     /**
      * Move the peer to ERROR unless it is gone already.
      */
     void setError() {
-        final MemorySegment segment = block.segment();
-        while (true) {
-            final int state = Atomics.getIntVolatile(segment, QueuePairBlockDescriptor.STATE_OFFSET);
-            if (state == QueuePairBlockDescriptor.STATE_DESTROYED || state == QueuePairState.ERROR.code()
-                || Atomics.compareAndSetInt(segment, QueuePairBlockDescriptor.STATE_OFFSET, state,
-                QueuePairState.ERROR.code())) {
-                return;
+        if (!enter()) {
+            return;
+        }
+        try {
+            final MemorySegment segment = blockSegment;
+            while (true) {
+                final int state = Atomics.getIntVolatile(segment, QueuePairBlockDescriptor.STATE_OFFSET);
+                if (state == QueuePairBlockDescriptor.STATE_DESTROYED || state == QueuePairState.ERROR.code()
+                    || Atomics.compareAndSetInt(segment, QueuePairBlockDescriptor.STATE_OFFSET, state,
+                    QueuePairState.ERROR.code())) {
+                    return;
+                }
             }
+        } finally {
+            exit();
         }
     }
 
     /**
-     * Write a receive completion into the peer's inbound ring and publish it.
+     * Write a receive completion into the peer's inbound ring and publish it; inside an access ({@link #enter}).
      *
      * @return false if the ring was full, which a well-behaved peer never allows.
      */
     boolean publish(final long workRequestId, final int slot, final CompletionStatus status,
         final CompletionOpcode opcode, final int byteLength, final int flags, final int immediate) {
-        final MemorySegment segment = block.segment();
+        final MemorySegment segment = blockSegment;
         final long head = Atomics.getLongVolatile(segment, inboundBase + InboundCompletionDescriptor.HEAD_OFFSET);
         if (inboundTail - head >= inboundCapacity) {
             return false;
@@ -262,39 +335,39 @@ final class RemotePeer implements AutoCloseable {
 
     /**
      * Disarm the peer's receive completion queue of what this kind of event fires, and wake the peer's waiting
-     * thread if one is armed (a futex wake on our mapping of its file: no message, no agent).
+     * thread if one is armed (a futex wake on our mapping of its file: no message, no agent); inside an access.
      *
      * @return true if the caller must send the wake-up for the peer's readiness source.
      */
     boolean disarmCompletionQueue(final boolean solicited) {
-        final int fired = ShmCompletionQueue.disarm(completionQueueFile.segment(), solicited);
+        final int fired = ShmCompletionQueue.disarm(completionQueueSegment, solicited);
         if (ShmCompletionQueue.wakesWaiter(fired)) {
-            ShmCompletionQueue.wakeWaiter(completionQueueFile.segment());
+            ShmCompletionQueue.wakeWaiter(completionQueueSegment);
         }
         return ShmCompletionQueue.wakesReadiness(fired);
     }
 
+    /**
+     * Let go of the peer's files; the node keeps their mappings for later connections until they go unused.
+     */
     @Override
     public void close() {
-        closeAll(block, sharedReceiveQueueFile, completionQueueFile);
+        unpinAll(node, block, sharedReceiveQueueFile, completionQueueFile);
         device.release(node);
     }
 
-    private static void closeAll(final SharedFile... files) {
-        for (final SharedFile file : files) {
+    private static void unpinAll(final PeerNode node, final PeerNode.CachedFile... files) {
+        for (final PeerNode.CachedFile file : files) {
             if (file != null) {
-                try {
-                    file.close();
-                } catch (final RuntimeException ignore) {
-                    // a racing access keeps the mapping until the process ends
-                }
+                node.unpin(file);
             }
         }
     }
 
     @Override
     public String toString() {
-        return "RemotePeer{device=" + node.gidHex() + ", queuePair=" + queuePairNumber + ", state=" + state()
+        return "RemotePeer{device=" + node.gidHex() + ", queuePair=" + queuePairNumber + ", identity=0x"
+            + Integer.toHexString(identity) + ", state=" + state()
             + ", inboundTail=" + inboundTail + '}';
     }
 }

@@ -13,33 +13,70 @@ import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * A file mapped into memory: created by its owner (mode 0600) or opened by a peer. Closing unmaps; only the owner
- * deletes the file.
+ * deletes the file. A pooled file ({@link ShmFilePool}) is named {@code f-<id>} for its whole life, so peers can keep
+ * their mapping of it while the owner reuses it.
  */
 final class SharedFile implements AutoCloseable {
     static final long PAGE_SIZE = 4096;
+    static final String POOLED_PREFIX = "f-";
 
     private Path path;
     private final Arena arena;
     private final MemorySegment segment;
     private final boolean owner;
+    private final int id;
+    private long dirtyLength;
 
-    private SharedFile(final Path path, final Arena arena, final MemorySegment segment, final boolean owner) {
+    private SharedFile(final Path path, final Arena arena, final MemorySegment segment, final boolean owner,
+        final int id) {
         this.path = path;
         this.arena = arena;
         this.segment = segment;
         this.owner = owner;
+        this.id = id;
+    }
+
+    /**
+     * Create a zero-filled pooled file {@code f-<id>} of {@code length} bytes (a multiple of the page size).
+     */
+    static SharedFile createPooled(final Path folder, final int id, final long length) throws IOException {
+        return create(folder.resolve(pooledName(id)), length, id);
+    }
+
+    static String pooledName(final int id) {
+        return POOLED_PREFIX + Integer.toHexString(id);
+    }
+
+    /**
+     * The id of a pooled file from its name, or -1.
+     */
+    static int pooledId(final String name) {
+        if (!name.startsWith(POOLED_PREFIX) || name.length() > POOLED_PREFIX.length() + 8
+            || name.length() == POOLED_PREFIX.length()) {
+            return -1;
+        }
+        try {
+            final int id = Integer.parseUnsignedInt(name, POOLED_PREFIX.length(), name.length(), 16);
+            return id > 0 ? id : -1;
+        } catch (final NumberFormatException ex) {
+            return -1;
+        }
     }
 
     /**
      * Create a zero-filled file of at least {@code length} bytes (rounded up to a page) and map it.
      */
     static SharedFile create(final Path path, final long length) throws IOException {
+        return create(path, length, 0);
+    }
+
+    private static SharedFile create(final Path path, final long length, final int id) throws IOException {
         final long size = alignToPage(Math.max(length, 1));
         Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         final Arena arena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             channel.truncate(size);
-            return new SharedFile(path, arena, channel.map(FileChannel.MapMode.READ_WRITE, 0, size, arena), true);
+            return new SharedFile(path, arena, channel.map(FileChannel.MapMode.READ_WRITE, 0, size, arena), true, id);
         } catch (final IOException | RuntimeException ex) {
             arena.close();
             Files.deleteIfExists(path);
@@ -56,7 +93,7 @@ final class SharedFile implements AutoCloseable {
         final Arena arena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             return new SharedFile(path, arena, channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena),
-                false);
+                false, pooledId(path.getFileName().toString()));
         } catch (final IOException | RuntimeException ex) {
             arena.close();
             throw ex;
@@ -81,6 +118,28 @@ final class SharedFile implements AutoCloseable {
 
     MemorySegment segment() {
         return segment;
+    }
+
+    /**
+     * The pooled file's id, 0 for a file that is not pooled.
+     */
+    int id() {
+        return id;
+    }
+
+    /**
+     * Note that the first {@code length} bytes may have been written: {@link #zero} clears them.
+     */
+    void markDirty(final long length) {
+        dirtyLength = Math.min(segment.byteSize(), Math.max(dirtyLength, length));
+    }
+
+    /**
+     * Zero what was handed out since the last zeroing; untouched pages of the file stay unallocated.
+     */
+    void zero() {
+        segment.asSlice(0, dirtyLength).fill((byte) 0);
+        dirtyLength = 0;
     }
 
     /**

@@ -38,6 +38,8 @@ final class ShmAgent implements AutoCloseable {
     // made once: a method reference written in the loop would be a new object on every wake-up
     private final Consumer<SelectionKey> selected = this::onSelected;
     private final Thread thread;
+    private final long sweepIntervalNanos;
+    private long nextSweepNanos;
     private volatile boolean running = true;
 
     ShmAgent(final ShmDevice device, final Path socketPath) throws IOException {
@@ -60,6 +62,8 @@ final class ShmAgent implements AutoCloseable {
         }
         this.thread = Thread.ofPlatform().daemon().name("rdmachannel-shm-" + device.gidHex().substring(0, 8))
             .unstarted(this::run);
+        this.sweepIntervalNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10),
+            TimeUnit.MILLISECONDS.toNanos(device.configuration().poolIdleMillis()) / 2);
     }
 
     void start() {
@@ -130,8 +134,9 @@ final class ShmAgent implements AutoCloseable {
 
     private void run() {
         try {
+            nextSweepNanos = System.nanoTime() + sweepIntervalNanos;
             while (running) {
-                final long timeoutMillis = retryTimeoutMillis();
+                final long timeoutMillis = withSweep(retryTimeoutMillis());
                 if (timeoutMillis < 0) {
                     selector.selectNow(selected);
                 } else {
@@ -139,6 +144,7 @@ final class ShmAgent implements AutoCloseable {
                 }
                 runTasks();
                 runRetries();
+                sweep();
             }
         } catch (final IOException | RuntimeException ex) {
             if (running) {
@@ -191,6 +197,25 @@ final class ShmAgent implements AutoCloseable {
         }
         final long waitNanos = earliest - System.nanoTime();
         return waitNanos <= 0 ? -1 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos));
+    }
+
+    /**
+     * Shorten the wait to the next sweep while the device has pooled files or peer mappings to let go of.
+     */
+    private long withSweep(final long timeoutMillis) {
+        if (timeoutMillis < 0 || !device.needsSweep()) {
+            return timeoutMillis;
+        }
+        final long sweepMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextSweepNanos - System.nanoTime()));
+        return timeoutMillis == 0 ? sweepMillis : Math.min(timeoutMillis, sweepMillis);
+    }
+
+    private void sweep() {
+        final long now = System.nanoTime();
+        if (now - nextSweepNanos >= 0) {
+            nextSweepNanos = now + sweepIntervalNanos;
+            device.sweep();
+        }
     }
 
     private void runTasks() {

@@ -16,11 +16,11 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Completion queue of the shared-memory provider. Receive completions arrive in the inbound rings of the queue pairs
  * attached to it (written by the peer that executed the request); send completions, produced by threads of this
- * process, go to a local ring. Its arming word lives in a shared file ({@code cq-<id>}) so that a peer can see it and
- * send a wake-up over the link.
+ * process, go to a local ring. Its arming word lives in a shared file (a pooled {@code f-<id>} that the blocks of its
+ * queue pairs name) so that a peer can see it and send a wake-up over the link.
  *
  * <pre>
- *  cq-&lt;id&gt; (64 bytes, host byte order)
+ *  the queue's file (64 bytes used, host byte order)
  *   0  armed   int  bits: 1 any completion, 2 solicited ones (for the readiness source), 4 a waiting thread
  *   8  waiter  int  sequence number a waiting thread sleeps on (a futex): bumped and woken to wake it
  * </pre>
@@ -37,6 +37,7 @@ final class ShmCompletionQueue implements CompletionQueue {
     static final int ARMED_SOLICITED = 2;
     static final int ARMED_WAITER = 4;
     static final int WAITER_OFFSET = 8;
+    static final int FILE_LENGTH = 64;
     private static final int ARMED_READINESS = ARMED_ANY | ARMED_SOLICITED;
 
     private final ShmDevice device;
@@ -62,6 +63,7 @@ final class ShmCompletionQueue implements CompletionQueue {
     private int attached;
     private int cursor;
     private volatile boolean overrun;
+    private volatile boolean tainted;
     private volatile boolean closed;
 
     ShmCompletionQueue(final ShmDevice device, final int id, final int capacity,
@@ -71,7 +73,7 @@ final class ShmCompletionQueue implements CompletionQueue {
         this.capacity = capacity;
         this.readinessSource = readinessSource;
         this.token = token;
-        this.armedFile = SharedFile.create(device.folder().resolve(fileName(id)), 64);
+        this.armedFile = device.filePool().acquire(FILE_LENGTH);
         this.armed = armedFile.segment();
         this.waiterWord = armed.asSlice(WAITER_OFFSET, Integer.BYTES);
         this.ringWorkRequestIds = new long[capacity];
@@ -82,12 +84,19 @@ final class ShmCompletionQueue implements CompletionQueue {
         this.ringQueuePairs = new ShmQueuePair[capacity];
     }
 
-    static String fileName(final int id) {
-        return "cq-" + Integer.toHexString(id);
-    }
-
     int id() {
         return id;
+    }
+
+    int fileId() {
+        return armedFile.id();
+    }
+
+    /**
+     * A queue pair of this queue closed while a peer access to it did not end: the file must not be reused.
+     */
+    void taint() {
+        tainted = true;
     }
 
     ShmDevice device() {
@@ -388,7 +397,11 @@ final class ShmCompletionQueue implements CompletionQueue {
             closed = true;
         }
         device.removeCompletionQueue(this);
-        armedFile.close();
+        if (tainted) {
+            armedFile.close();
+        } else {
+            device.filePool().release(armedFile);
+        }
         if (readinessSource != null) {
             readinessSource.detach();
         }

@@ -61,6 +61,23 @@ public final class ShmConfiguration {
     public static final String TRANSPORT_DEFAULT = "ib";
 
     /**
+     * Most bytes of shared files a device keeps mapped and idle for reuse (queue-pair blocks, completion-queue words,
+     * memory regions): a connection that ends returns its files here, zeroed, and the next one takes them instead of
+     * creating, mapping, unmapping and deleting files. 0 pools nothing.
+     */
+    public static final String POOL_MAX_IDLE_BYTES_PROP_NAME = "rdmachannel.shm.poolMaxIdleBytes";
+    /** Default for {@link #POOL_MAX_IDLE_BYTES_PROP_NAME}: 64 MiB. */
+    public static final int POOL_MAX_IDLE_BYTES_DEFAULT = 64 << 20;
+
+    /**
+     * How long, in milliseconds, an idle pooled file, a mapping of a peer's file that no access used, or the
+     * mappings of a peer device without connections are kept before they are unmapped (and pooled files deleted).
+     */
+    public static final String POOL_IDLE_MILLIS_PROP_NAME = "rdmachannel.shm.poolIdleMillis";
+    /** Default for {@link #POOL_IDLE_MILLIS_PROP_NAME}. */
+    public static final int POOL_IDLE_MILLIS_DEFAULT = 2000;
+
+    /**
      * The transport semantics a shm device emulates.
      */
     public enum Transport {
@@ -119,10 +136,13 @@ public final class ShmConfiguration {
     private final int maxMemoryRegions;
     private final long rnrTimerMicros;
     private final Transport transport;
+    private final long poolMaxIdleBytes;
+    private final long poolIdleMillis;
 
     private ShmConfiguration(final Path directory, final int maxQueuePairWorkRequests,
         final int maxCompletionQueueEntries, final int maxSge, final int maxInlineData, final int maxMemoryRegions,
-        final long rnrTimerMicros, final Transport transport) {
+        final long rnrTimerMicros, final Transport transport, final long poolMaxIdleBytes,
+        final long poolIdleMillis) {
         this.directory = directory;
         this.maxQueuePairWorkRequests = maxQueuePairWorkRequests;
         this.maxCompletionQueueEntries = maxCompletionQueueEntries;
@@ -131,6 +151,8 @@ public final class ShmConfiguration {
         this.maxMemoryRegions = maxMemoryRegions;
         this.rnrTimerMicros = rnrTimerMicros;
         this.transport = transport;
+        this.poolMaxIdleBytes = poolMaxIdleBytes;
+        this.poolIdleMillis = poolIdleMillis;
     }
 
     /**
@@ -161,7 +183,9 @@ public final class ShmConfiguration {
             intProperty(properties, MAX_INLINE_DATA_PROP_NAME, MAX_INLINE_DATA_DEFAULT, 0, 1 << 16),
             intProperty(properties, MAX_MEMORY_REGIONS_PROP_NAME, MAX_MEMORY_REGIONS_DEFAULT, 1, 1 << 20),
             intProperty(properties, RNR_TIMER_PROP_NAME, (int) RNR_TIMER_DEFAULT, 0, 10_000_000),
-            Transport.fromProperty(properties.getProperty(TRANSPORT_PROP_NAME, TRANSPORT_DEFAULT)));
+            Transport.fromProperty(properties.getProperty(TRANSPORT_PROP_NAME, TRANSPORT_DEFAULT)),
+            intProperty(properties, POOL_MAX_IDLE_BYTES_PROP_NAME, POOL_MAX_IDLE_BYTES_DEFAULT, 0, Integer.MAX_VALUE),
+            intProperty(properties, POOL_IDLE_MILLIS_PROP_NAME, POOL_IDLE_MILLIS_DEFAULT, 1, 3_600_000));
     }
 
     /**
@@ -236,6 +260,24 @@ public final class ShmConfiguration {
         return transport;
     }
 
+    /**
+     * The most bytes of idle pooled files.
+     *
+     * @return bytes, 0 for no pooling.
+     */
+    public long poolMaxIdleBytes() {
+        return poolMaxIdleBytes;
+    }
+
+    /**
+     * How long idle pooled files and unused peer mappings are kept.
+     *
+     * @return milliseconds.
+     */
+    public long poolIdleMillis() {
+        return poolIdleMillis;
+    }
+
     private static String defaultDirectory() {
         final String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
         final Path devShm = Path.of("/dev/shm");
@@ -254,6 +296,8 @@ public final class ShmConfiguration {
             + ", maxMemoryRegions=" + maxMemoryRegions
             + ", rnrTimerMicros=" + rnrTimerMicros
             + ", transport=" + transport.propertyValue()
+            + ", poolMaxIdleBytes=" + poolMaxIdleBytes
+            + ", poolIdleMillis=" + poolIdleMillis
             + '}';
     }
 }

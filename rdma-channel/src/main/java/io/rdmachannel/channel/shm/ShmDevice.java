@@ -10,6 +10,7 @@ import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.ReadinessSource;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -17,7 +18,10 @@ import java.security.SecureRandom;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -31,6 +35,8 @@ import org.slf4j.LoggerFactory;
 final class ShmDevice implements RdmaDevice {
     private static final Logger LOG = LoggerFactory.getLogger(ShmDevice.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** How long a close waits for peer accesses to memory it would reuse; a peer copies a message at most. */
+    static final long DRAIN_TIMEOUT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final ShmProvider provider;
     private final ShmConfiguration configuration;
@@ -47,7 +53,9 @@ final class ShmDevice implements RdmaDevice {
     private final Map<Integer, ShmCompletionQueue> completionQueues = new ConcurrentHashMap<>();
     private final Map<Integer, ShmSharedReceiveQueue> sharedReceiveQueues = new ConcurrentHashMap<>();
     private final Map<String, PeerNode> peers = new ConcurrentHashMap<>();
-    private final AtomicInteger nextQueuePairNumber = new AtomicInteger(1);
+    private final ShmFilePool filePool;
+    private final long idleNanos;
+    private final AtomicInteger nextQueuePairIdentity = new AtomicInteger(1);
     private final AtomicInteger nextObjectId = new AtomicInteger(1);
     private final AtomicInteger openChildren = new AtomicInteger();
     private int nextRegionIndex;
@@ -78,6 +86,8 @@ final class ShmDevice implements RdmaDevice {
                 ? EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.SYNCHRONOUS_TRANSFER)
                 : EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE,
                     DeviceCapability.SYNCHRONOUS_TRANSFER));
+        this.filePool = new ShmFilePool(folder, configuration);
+        this.idleNanos = TimeUnit.MILLISECONDS.toNanos(configuration.poolIdleMillis());
         this.agent = new ShmAgent(this, folder.resolve(ShmAgent.SOCKET_FILE));
     }
 
@@ -182,8 +192,11 @@ final class ShmDevice implements RdmaDevice {
         }
         closed = true;
         agent.close();
-        peers.values().forEach(PeerNode::close);
-        peers.clear();
+        synchronized (peers) {
+            peers.values().forEach(PeerNode::close);
+            peers.clear();
+        }
+        filePool.close();
         memoryRegionTable.close();
         try {
             ShmDirectory.unlockAndDelete(folder, lock);
@@ -233,8 +246,21 @@ final class ShmDevice implements RdmaDevice {
         return nextObjectId.getAndIncrement();
     }
 
-    int nextQueuePairNumber() {
-        return nextQueuePairNumber.getAndIncrement() & 0xFFFFFF;
+    /**
+     * A fresh identity for a queue pair: never 0, unique for 2^32 queue pairs; its low 24 bits are the queue pair's
+     * number, never 0 either.
+     */
+    int nextQueuePairIdentity() {
+        while (true) {
+            final int identity = nextQueuePairIdentity.getAndIncrement();
+            if ((identity & 0xFFFFFF) != 0) {
+                return identity;
+            }
+        }
+    }
+
+    ShmFilePool filePool() {
+        return filePool;
     }
 
     void addQueuePair(final ShmQueuePair queuePair) {
@@ -272,8 +298,16 @@ final class ShmDevice implements RdmaDevice {
         synchronized (peers) {
             final PeerNode existing = peers.get(peerGidHex);
             if (existing != null) {
-                existing.retain();
-                return existing;
+                if (existing.isPeerAlive()) {
+                    existing.retain();
+                    return existing;
+                }
+                // a device of that GID was closed (and its folder may have been made anew): forget its mappings
+                peers.remove(peerGidHex);
+                existing.markRemoved();
+                if (existing.isUnused()) {
+                    existing.close();
+                }
             }
             final PeerNode peer = PeerNode.open(this, peerGidHex, peerFolder(peerGidHex));
             peers.put(peerGidHex, peer);
@@ -281,19 +315,55 @@ final class ShmDevice implements RdmaDevice {
         }
     }
 
+    /**
+     * A connection to the peer ended. Its mappings stay for the next connection; the sweep unmaps them once the
+     * peer went unused for the idle time or is gone.
+     */
     void release(final PeerNode peer) {
         synchronized (peers) {
-            if (peer.release()) {
-                peers.remove(peer.gidHex(), peer);
+            if (peer.release() && peer.isRemoved()) {
                 peer.close();
             }
         }
     }
 
+    /**
+     * Unmap what went unused for the idle time: pooled files, mappings of peer files no access used, peers without
+     * connections or whose device is gone (agent thread).
+     */
+    void sweep() {
+        filePool.trim();
+        final List<PeerNode> unused = new ArrayList<>();
+        final long now = System.nanoTime();
+        synchronized (peers) {
+            for (final PeerNode peer : peers.values()) {
+                if (peer.isUnused() && (now - peer.lastReleasedNanos() > idleNanos || !peer.isPeerAlive())) {
+                    unused.add(peer);
+                }
+            }
+            unused.forEach(peer -> peers.remove(peer.gidHex(), peer));
+        }
+        unused.forEach(PeerNode::close);
+        for (final PeerNode peer : peers.values()) {
+            peer.sweep(idleNanos);
+        }
+    }
+
+    /**
+     * Whether anything is pooled or cached that a sweep may have to unmap.
+     */
+    boolean needsSweep() {
+        return filePool.idleFiles() > 0 || !peers.isEmpty();
+    }
+
+    int cachedPeers() {
+        return peers.size();
+    }
+
     // ----- memory-region table -----
 
     synchronized ShmMemoryRegion register(final ShmProtectionDomain domain, final MemorySegment segment,
-        final SharedFile file, final int accessFlags) {
+        final SharedFile file, final Arena view, final int accessFlags) {
         final int capacity = localRegions.length();
         for (int i = 0; i < capacity; i++) {
             final int index = (nextRegionIndex + i) % capacity;
@@ -302,7 +372,7 @@ final class ShmDevice implements RdmaDevice {
                 final int tag = (regionTags[index] & 0xFF) % 255 + 1;
                 regionTags[index] = (byte) tag;
                 final int key = MemoryRegionTableDescriptor.key(index, tag);
-                final ShmMemoryRegion region = new ShmMemoryRegion(domain, key, accessFlags, segment, file);
+                final ShmMemoryRegion region = new ShmMemoryRegion(domain, key, accessFlags, segment, file, view);
                 localRegions.set(index, region);
                 final MemorySegment table = memoryRegionTable.segment();
                 final long entry = MemoryRegionTableDescriptor.entryOffset(index);
@@ -311,6 +381,8 @@ final class ShmDevice implements RdmaDevice {
                 table.set(Atomics.INT, entry + MemoryRegionTableDescriptor.PD_OFFSET, domain.handle());
                 table.set(Atomics.LONG, entry + MemoryRegionTableDescriptor.ADDRESS_OFFSET, segment.address());
                 table.set(Atomics.LONG, entry + MemoryRegionTableDescriptor.LENGTH_OFFSET, segment.byteSize());
+                table.set(Atomics.INT, entry + MemoryRegionTableDescriptor.FILE_ID_OFFSET,
+                    file == null ? 0 : file.id());
                 return region;
             }
         }
@@ -319,22 +391,39 @@ final class ShmDevice implements RdmaDevice {
     }
 
     /**
-     * Make an allocated region reachable by peers; its file must already carry its final name.
+     * Make an allocated region reachable by peers under its key.
      */
     void publish(final ShmMemoryRegion region) {
         final int index = MemoryRegionTableDescriptor.index(region.localKey(), localRegions.length());
-        Atomics.setIntVolatile(memoryRegionTable.segment(),
-            MemoryRegionTableDescriptor.entryOffset(index) + MemoryRegionTableDescriptor.KEY_OFFSET,
+        AccessGuard.publish(memoryRegionTable.segment(),
+            MemoryRegionTableDescriptor.entryOffset(index) + MemoryRegionTableDescriptor.GUARD_OFFSET,
             region.localKey());
     }
 
-    synchronized void deregister(final ShmMemoryRegion region) {
+    /**
+     * Take the region out of the table: its key stops resolving, and once the peer accesses under way have drained
+     * its memory may be reused.
+     *
+     * @return true if no peer access is under way any more, false if one did not end in time (its memory must not be
+     *     reused).
+     */
+    boolean deregister(final ShmMemoryRegion region) {
         final int index = MemoryRegionTableDescriptor.index(region.localKey(), localRegions.length());
-        if (index >= 0 && localRegions.get(index) == region) {
-            Atomics.setIntVolatile(memoryRegionTable.segment(),
-                MemoryRegionTableDescriptor.entryOffset(index) + MemoryRegionTableDescriptor.KEY_OFFSET, 0);
-            localRegions.set(index, null);
+        final long guard = MemoryRegionTableDescriptor.entryOffset(index) + MemoryRegionTableDescriptor.GUARD_OFFSET;
+        synchronized (this) {
+            if (index < 0 || localRegions.get(index) != region) {
+                return true;
+            }
+            AccessGuard.revoke(memoryRegionTable.segment(), guard);
         }
+        // the entry stays taken until the accesses drained: a new region there would publish its key over them
+        final boolean drained = AccessGuard.awaitDrained(memoryRegionTable.segment(), guard, DRAIN_TIMEOUT_NANOS);
+        if (drained) {
+            synchronized (this) {
+                localRegions.set(index, null);
+            }
+        }
+        return drained;
     }
 
     /**
@@ -346,7 +435,7 @@ final class ShmDevice implements RdmaDevice {
             return null;
         }
         final ShmMemoryRegion region = localRegions.get(index);
-        return region != null && region.localKey() == key ? region : null;
+        return region != null && region.localKey() == key && !region.isClosed() ? region : null;
     }
 
     @Override

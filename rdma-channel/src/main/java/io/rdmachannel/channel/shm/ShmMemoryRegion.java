@@ -4,6 +4,7 @@ import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -16,15 +17,17 @@ final class ShmMemoryRegion implements MemoryRegion {
     private final int accessFlags;
     private final MemorySegment segment;
     private final SharedFile file;
+    private final Arena view;
     private volatile boolean closed;
 
     ShmMemoryRegion(final ShmProtectionDomain domain, final int key, final int accessFlags,
-        final MemorySegment segment, final SharedFile file) {
+        final MemorySegment segment, final SharedFile file, final Arena view) {
         this.domain = domain;
         this.key = key;
         this.accessFlags = accessFlags;
         this.segment = segment;
         this.file = file;
+        this.view = view;
     }
 
     @Override
@@ -94,9 +97,17 @@ final class ShmMemoryRegion implements MemoryRegion {
             }
             closed = true;
         }
-        domain.shmDevice().deregister(this);
+        final boolean drained = domain.shmDevice().deregister(this);
+        if (view != null) {
+            view.close();
+        }
         if (file != null) {
-            file.close();
+            if (drained) {
+                domain.shmDevice().filePool().release(file);
+            } else {
+                // a peer access never ended (its process may have died in it): this memory is never reused
+                file.close();
+            }
         }
         domain.childClosed();
     }

@@ -9,6 +9,7 @@ import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -48,17 +49,18 @@ final class ShmProtectionDomain implements ProtectionDomain {
             throw new IllegalArgumentException("length=" + length + " is outside [1, "
                 + device.attributes().maxMemoryRegionSize() + "]");
         }
-        final SharedFile file = SharedFile.create(device.folder().resolve(
-            "alloc-" + device.nextObjectId()), length);
+        final SharedFile file = device.filePool().acquire(length);
+        // the caller's view has its own scope: closing the region makes it unusable although the file lives on
+        final Arena view = Arena.ofShared();
         try {
-            final MemorySegment segment = file.segment().asSlice(0, length);
-            final ShmMemoryRegion region = device.register(this, segment, file, accessFlags);
-            file.renameTo(device.folder().resolve(MemoryRegionTableDescriptor.fileName(region.localKey())));
+            final MemorySegment segment = file.segment().asSlice(0, length).reinterpret(view, null);
+            final ShmMemoryRegion region = device.register(this, segment, file, view, accessFlags);
             device.publish(region);
             openChildren.incrementAndGet();
             return region;
-        } catch (final IOException | RuntimeException ex) {
-            file.close();
+        } catch (final RuntimeException ex) {
+            view.close();
+            device.filePool().release(file);
             throw ex;
         }
     }
@@ -74,7 +76,7 @@ final class ShmProtectionDomain implements ProtectionDomain {
             throw new IllegalArgumentException("the shm provider gives remote access only to memory from "
                 + "ProtectionDomain.allocate(..): accessFlags=" + AccessFlags.toString(accessFlags));
         }
-        final ShmMemoryRegion region = device.register(this, segment, null, accessFlags);
+        final ShmMemoryRegion region = device.register(this, segment, null, null, accessFlags);
         openChildren.incrementAndGet();
         return region;
     }

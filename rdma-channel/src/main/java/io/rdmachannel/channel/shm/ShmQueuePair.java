@@ -16,8 +16,10 @@ import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -69,7 +71,7 @@ final class ShmQueuePair implements QueuePair {
     private final ReceiveQueue receiveQueue;
     private final long inboundBase;
     private final int inboundCapacity;
-    private final Arena inlineArena;
+    private final int identity;
     private final MemorySegment inlineArea;
     private final ShmSendWorkRequest[] sendSlots;
     private final ReentrantLock sendLock = new ReentrantLock();
@@ -108,11 +110,13 @@ final class ShmQueuePair implements QueuePair {
     private final int[] pendingWakes = new int[8];
     private int pendingWakeCount;
 
-    private ShmQueuePair(final ShmProtectionDomain domain, final int number, final QueuePairInitAttributes attributes,
-        final SharedFile block, final ReceiveQueue receiveQueue, final long inboundBase, final int inboundCapacity) {
+    private ShmQueuePair(final ShmProtectionDomain domain, final int identity,
+        final QueuePairInitAttributes attributes, final SharedFile block, final ReceiveQueue receiveQueue,
+        final long inboundBase, final int inboundCapacity, final long inlineOffset) {
         this.domain = domain;
         this.device = domain.shmDevice();
-        this.number = number;
+        this.identity = identity;
+        this.number = identity & 0xFFFFFF;
         this.sendCompletionQueue = (ShmCompletionQueue) attributes.sendCompletionQueue();
         this.receiveCompletionQueue = (ShmCompletionQueue) attributes.receiveCompletionQueue();
         this.sharedReceiveQueue = (ShmSharedReceiveQueue) attributes.sharedReceiveQueue();
@@ -126,8 +130,7 @@ final class ShmQueuePair implements QueuePair {
         this.receiveQueue = receiveQueue;
         this.inboundBase = inboundBase;
         this.inboundCapacity = inboundCapacity;
-        this.inlineArena = Arena.ofShared();
-        this.inlineArea = inlineArena.allocate(Math.max(1L, (long) maxSendWorkRequests * maxInlineData), 64);
+        this.inlineArea = blockSegment.asSlice(inlineOffset, inlineLength(attributes));
         this.sendSlots = new ShmSendWorkRequest[maxSendWorkRequests];
         for (int i = 0; i < maxSendWorkRequests; i++) {
             sendSlots[i] = new ShmSendWorkRequest(this, maxSendSge);
@@ -155,9 +158,11 @@ final class ShmQueuePair implements QueuePair {
         final int rqCapacity = srq == null ? attributes.maxReceiveWorkRequests() : 0;
         final int rqMaxSge = srq == null ? attributes.maxReceiveSge() : 0;
         final int inboundCapacity = srq == null ? rqCapacity : srq.queue().capacity();
-        final int number = device.nextQueuePairNumber();
-        final SharedFile block = SharedFile.create(device.folder().resolve(QueuePairBlockDescriptor.fileName(number)),
-            QueuePairBlockDescriptor.blockLength(rqCapacity, rqMaxSge, inboundCapacity));
+        final int identity = device.nextQueuePairIdentity();
+        final int number = identity & 0xFFFFFF;
+        final long inlineOffset = QueuePairBlockDescriptor.inlineOffset(rqCapacity, rqMaxSge, inboundCapacity);
+        final SharedFile block = device.filePool().acquire(inlineOffset + inlineLength(attributes));
+        final Path link = device.folder().resolve(QueuePairBlockDescriptor.fileName(number));
         final ShmQueuePair queuePair;
         try {
             final MemorySegment segment = block.segment();
@@ -170,6 +175,8 @@ final class ShmQueuePair implements QueuePair {
             segment.set(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET, 12);
             segment.set(Atomics.INT, QueuePairBlockDescriptor.TRANSPORT_OFFSET,
                 device.configuration().transport().code());
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_FILE_OFFSET, receiveQueue.fileId());
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.SRQ_FILE_OFFSET, srq == null ? 0 : srq.fileId());
             final long inboundBase = QueuePairBlockDescriptor.inboundOffset(rqCapacity, rqMaxSge);
             segment.set(Atomics.INT, inboundBase + InboundCompletionDescriptor.CAPACITY_OFFSET, inboundCapacity);
             final ReceiveQueue ownQueue = srq == null ? ReceiveQueue.format(segment,
@@ -177,9 +184,13 @@ final class ShmQueuePair implements QueuePair {
                 rqMaxSge) : null;
             Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.STATE_OFFSET, QueuePairState.RESET.code());
             Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.MAGIC_OFFSET, QueuePairBlockDescriptor.MAGIC);
-            queuePair = new ShmQueuePair(domain, number, attributes, block, ownQueue, inboundBase, inboundCapacity);
-        } catch (final RuntimeException ex) {
-            block.close();
+            AccessGuard.publish(segment, QueuePairBlockDescriptor.GUARD_OFFSET, identity);
+            queuePair = new ShmQueuePair(domain, identity, attributes, block, ownQueue, inboundBase, inboundCapacity,
+                inlineOffset);
+            createLink(link, block);
+        } catch (final IOException | RuntimeException ex) {
+            AccessGuard.revoke(block.segment(), QueuePairBlockDescriptor.GUARD_OFFSET);
+            device.filePool().release(block);
             throw ex;
         }
         sendQueue.attach();
@@ -192,6 +203,24 @@ final class ShmQueuePair implements QueuePair {
         }
         device.addQueuePair(queuePair);
         return queuePair;
+    }
+
+    /**
+     * Name the block {@code qp-<number>} for peers: a symbolic link to its pooled file.
+     */
+    private static void createLink(final Path link, final SharedFile block) throws IOException {
+        final Path target = Path.of(SharedFile.pooledName(block.id()));
+        try {
+            Files.createSymbolicLink(link, target);
+        } catch (final FileAlreadyExistsException ex) {
+            // left by a queue pair of the same number 2^24 queue pairs ago that could not remove it
+            Files.deleteIfExists(link);
+            Files.createSymbolicLink(link, target);
+        }
+    }
+
+    private static long inlineLength(final QueuePairInitAttributes attributes) {
+        return Math.max(1L, (long) attributes.maxSendWorkRequests() * attributes.maxInlineData());
     }
 
     private static ShmCompletionQueue ownCompletionQueue(final ShmDevice device,
@@ -576,9 +605,22 @@ final class ShmQueuePair implements QueuePair {
 
     private int execute(final ShmSendWorkRequest request, final int slotIndex, final long sequence) {
         final RemotePeer peer = remote;
-        if (peer == null || peerGone || peer.isGone()) {
+        if (peer == null || peerGone || peer.isGone() || !peer.enter()) {
             return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
         }
+        try {
+            return executeEntered(request, slotIndex, sequence, peer);
+        } finally {
+            peer.node().done(cursor);
+            peer.exit();
+        }
+    }
+
+    /**
+     * Execute inside an access to the peer's block: it cannot be reused for another queue pair meanwhile.
+     */
+    private int executeEntered(final ShmSendWorkRequest request, final int slotIndex, final long sequence,
+        final RemotePeer peer) {
         if (!peer.canReceive()) {
             return retryLater(request, sequence, retryCount, timeoutNanos(timeout),
                 CompletionStatus.TRANSPORT_RETRY_EXCEEDED);
@@ -709,6 +751,7 @@ final class ShmQueuePair implements QueuePair {
                 return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
             }
             gatherRange(request, slotIndex, inline, copied, cursor.segment, cursor.offset, chunk);
+            peer.node().done(cursor);
             copied += chunk;
         }
         deliver(peer, slot, CompletionStatus.SUCCESS, CompletionOpcode.RECV, (int) length, request);
@@ -1174,6 +1217,13 @@ final class ShmQueuePair implements QueuePair {
         } finally {
             sendLock.unlock();
         }
+        // from here no peer access starts: a peer still connected finds its identity gone
+        AccessGuard.revoke(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET);
+        try {
+            Files.deleteIfExists(device.folder().resolve(QueuePairBlockDescriptor.fileName(number)));
+        } catch (final IOException ex) {
+            LOG.debug("cannot remove the link of queue pair {}", number, ex);
+        }
         closeLink();
         if (peer != null) {
             if (peer.isSameDevice()) {
@@ -1184,6 +1234,16 @@ final class ShmQueuePair implements QueuePair {
             }
             peer.close();
         }
+        final boolean drained = AccessGuard.awaitDrained(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET,
+            ShmDevice.DRAIN_TIMEOUT_NANOS);
+        if (!drained) {
+            // a peer access never ended: nothing it may still touch is reused
+            LOG.debug("queue pair {} closed while a peer access was under way; its files are not reused", number);
+            receiveCompletionQueue.taint();
+            if (sharedReceiveQueue != null) {
+                sharedReceiveQueue.taint();
+            }
+        }
         receiveCompletionQueue.detachReceiver(this);
         if (receiveCompletionQueue != sendCompletionQueue) {
             receiveCompletionQueue.detach();
@@ -1193,15 +1253,19 @@ final class ShmQueuePair implements QueuePair {
             sharedReceiveQueue.detach();
         }
         device.removeQueuePair(this);
-        block.close();
-        inlineArena.close();
+        if (drained) {
+            device.filePool().release(block);
+        } else {
+            block.close();
+        }
         domain.childClosed();
     }
 
     @Override
     public String toString() {
         final RemotePeer peer = remote;
-        return "ShmQueuePair{number=" + number + ", state=" + state() + ", sendPosted=" + sendPosted
+        return "ShmQueuePair{number=" + number + ", identity=0x" + Integer.toHexString(identity) + ", state="
+            + state() + ", sendPosted=" + sendPosted
             + ", sendExecuted=" + sendExecuted + ", sendRetired=" + sendRetired + ", inboundHead=" + inboundHead
             + ", closedHead=" + closedHead + ", flushCursor=" + flushCursor + ", peerGone=" + peerGone
             + (brokeSendFirstRule ? ", brokeSendFirstRule=true" : "") + ", remote=" + peer + '}';

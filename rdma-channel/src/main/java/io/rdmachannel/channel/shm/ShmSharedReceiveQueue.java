@@ -6,8 +6,8 @@ import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import java.io.IOException;
 
 /**
- * A shared receive queue of the shared-memory provider, in its own shared file ({@code srq-<id>}). Senders that
- * find it empty retry after their RNR delay.
+ * A shared receive queue of the shared-memory provider, in its own shared file (a pooled {@code f-<id>} that the
+ * blocks of its queue pairs name). Senders that find it empty retry after their RNR delay.
  */
 final class ShmSharedReceiveQueue implements SharedReceiveQueue {
     private final ShmProtectionDomain domain;
@@ -15,6 +15,7 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
     private final SharedFile file;
     private final ReceiveQueue queue;
     private int users;
+    private volatile boolean tainted;
     private volatile boolean closed;
 
     private ShmSharedReceiveQueue(final ShmProtectionDomain domain, final int id, final SharedFile file,
@@ -29,16 +30,28 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
         throws IOException {
         final ShmDevice device = domain.shmDevice();
         final int id = device.nextObjectId();
-        final SharedFile file = SharedFile.create(device.folder().resolve(fileName(id)),
-            ReceiveQueue.regionLength(maxWorkRequests, maxSge));
-        final ShmSharedReceiveQueue srq = new ShmSharedReceiveQueue(domain, id, file,
-            ReceiveQueue.format(file.segment(), "shared receive queue " + id, 0, maxWorkRequests, maxSge));
+        final SharedFile file = device.filePool().acquire(ReceiveQueue.regionLength(maxWorkRequests, maxSge));
+        final ShmSharedReceiveQueue srq;
+        try {
+            srq = new ShmSharedReceiveQueue(domain, id, file,
+                ReceiveQueue.format(file.segment(), "shared receive queue " + id, 0, maxWorkRequests, maxSge));
+        } catch (final RuntimeException ex) {
+            device.filePool().release(file);
+            throw ex;
+        }
         device.addSharedReceiveQueue(srq);
         return srq;
     }
 
-    static String fileName(final int id) {
-        return "srq-" + Integer.toHexString(id);
+    int fileId() {
+        return file.id();
+    }
+
+    /**
+     * A queue pair of this queue closed while a peer access to it did not end: the file must not be reused.
+     */
+    void taint() {
+        tainted = true;
     }
 
     int id() {
@@ -99,7 +112,11 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
             closed = true;
         }
         domain.shmDevice().removeSharedReceiveQueue(this);
-        file.close();
+        if (tainted) {
+            file.close();
+        } else {
+            domain.shmDevice().filePool().release(file);
+        }
         domain.childClosed();
     }
 
