@@ -76,6 +76,13 @@ final class ShmMemoryRegion implements MemoryRegion {
         return file != null;
     }
 
+    /**
+     * The pooled file of an allocated region, 0 for registered memory.
+     */
+    int fileId() {
+        return file == null ? 0 : file.id();
+    }
+
     boolean isClosed() {
         return closed;
     }

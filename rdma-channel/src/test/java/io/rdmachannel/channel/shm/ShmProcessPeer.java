@@ -341,6 +341,20 @@ final class ShmProcessPeer implements AutoCloseable {
         return Long.toHexString(crc.getValue());
     }
 
+    /**
+     * Close the region and allocate one of the same length in its place: the pool gives it the same file, zeroed,
+     * under a new key. A peer still holding the old key and address is a stale peer.
+     */
+    void reallocateRegion() throws IOException {
+        final long length = region.length();
+        region.close();
+        region = domain.allocate(length, REMOTE_ACCESS);
+    }
+
+    MemoryRegion region() {
+        return region;
+    }
+
     // ----- lifetime -----
 
     /**

@@ -1,0 +1,130 @@
+package io.rdmachannel.channel.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The guards that keep reused shm memory out of a stale peer's reach: a peer mapping of a queue pair that was closed
+ * and whose block now holds another queue pair is refused every access, and a region whose memory a peer access
+ * still touches is not reused.
+ */
+class ShmReuseGuardTest {
+    @RegisterExtension
+    final ShmFixture fixture = new ShmFixture();
+
+    @Test
+    void shouldRefuseAStalePeerEveryAccessToAReusedQueuePairBlock() throws Exception {
+        final ShmDevice local = (ShmDevice) fixture.device();
+        final ShmDevice owner = (ShmDevice) fixture.device();
+        final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
+        final CompletionQueue cq = fixture.own(owner.createCompletionQueue(16, null, 0));
+        final QueuePair closed = pd.createQueuePair(attributes(cq));
+        final Path closedLink = Files.readSymbolicLink(owner.folder().resolve(
+            QueuePairBlockDescriptor.fileName(closed.number())));
+        final RemotePeer stale = RemotePeer.connect(local, owner.gid(), closed.number());
+        try {
+            assertTrue(stale.enter());
+            stale.exit();
+
+            closed.close();
+            final QueuePair reused = fixture.own(pd.createQueuePair(attributes(cq)));
+            assertEquals(closedLink, Files.readSymbolicLink(owner.folder().resolve(
+                QueuePairBlockDescriptor.fileName(reused.number()))), "the pool should give the block's file again");
+            assertNotEquals(closed.number(), reused.number());
+
+            assertFalse(stale.enter(), "a stale peer entered a reused block");
+            assertEquals(QueuePairBlockDescriptor.STATE_DESTROYED, stale.state());
+            assertTrue(stale.isGone());
+            assertEquals(-1, stale.generation());
+            stale.setError();
+            assertEquals(QueuePairState.RESET, reused.state(), "a stale peer changed the new queue pair's state");
+            final IOException gone = assertThrows(IOException.class,
+                () -> RemotePeer.connect(local, owner.gid(), closed.number()));
+            assertEquals("no queue pair " + closed.number() + " on shm device " + owner.gidHex(), gone.getMessage());
+        } finally {
+            stale.close();
+        }
+    }
+
+    @Test
+    void shouldNotReuseARegionWhileAPeerAccessIsUnderWay() throws Exception {
+        final ShmDevice local = (ShmDevice) fixture.device();
+        final ShmDevice owner = (ShmDevice) fixture.device();
+        final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
+        final MemoryRegion held = pd.allocate(4096, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+        final PeerNode node = local.peer(owner.gidHex());
+        try {
+            final PeerNode.Cursor cursor = new PeerNode.Cursor();
+            assertEquals(PeerNode.OK, node.resolve(held.remoteKey(), held.address(), 8, AccessFlags.REMOTE_WRITE,
+                ((ShmProtectionDomain) pd).handle(), cursor));
+
+            final long start = System.nanoTime();
+            held.close();
+            assertTrue(System.nanoTime() - start >= ShmDevice.DRAIN_TIMEOUT_NANOS / 2,
+                "the close did not wait for the access under way");
+            node.done(cursor);
+            final MemoryRegion next = fixture.own(pd.allocate(4096, AccessFlags.LOCAL_WRITE));
+            assertNotEquals(fileOf(held), fileOf(next), "memory a peer access still touched was reused");
+            assertEquals(PeerNode.ACCESS_ERROR, node.resolve(held.remoteKey(), held.address(), 8,
+                AccessFlags.REMOTE_WRITE, ((ShmProtectionDomain) pd).handle(), cursor));
+        } finally {
+            local.release(node);
+        }
+    }
+
+    @Test
+    void shouldReuseARegionOnceThePeerAccessUnderWayEnds() throws Exception {
+        final ShmDevice local = (ShmDevice) fixture.device();
+        final ShmDevice owner = (ShmDevice) fixture.device();
+        final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
+        final MemoryRegion held = pd.allocate(4096, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+        final PeerNode node = local.peer(owner.gidHex());
+        try {
+            final PeerNode.Cursor cursor = new PeerNode.Cursor();
+            assertEquals(PeerNode.OK, node.resolve(held.remoteKey(), held.address(), 8, AccessFlags.REMOTE_WRITE,
+                ((ShmProtectionDomain) pd).handle(), cursor));
+            final CompletableFuture<Void> closing = CompletableFuture.runAsync(held::close);
+            Thread.sleep(10);
+            assertFalse(closing.isDone(), "the close did not wait for the access under way");
+            node.done(cursor);
+            closing.get(10, TimeUnit.SECONDS);
+            final MemoryRegion next = fixture.own(pd.allocate(4096,
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE));
+            assertEquals(fileOf(held), fileOf(next), "the drained region's memory should be reused");
+            assertNotEquals(held.remoteKey(), next.remoteKey());
+            assertEquals(PeerNode.ACCESS_ERROR, node.resolve(held.remoteKey(), held.address(), 8,
+                AccessFlags.REMOTE_WRITE, ((ShmProtectionDomain) pd).handle(), cursor), "a stale key resolved");
+        } finally {
+            local.release(node);
+        }
+    }
+
+    private static int fileOf(final MemoryRegion region) {
+        return ((ShmMemoryRegion) region).fileId();
+    }
+
+    private static QueuePairInitAttributes attributes(final CompletionQueue cq) {
+        return new QueuePairInitAttributes().sendCompletionQueue(cq).receiveCompletionQueue(cq)
+            .maxSendWorkRequests(8).maxReceiveWorkRequests(8);
+    }
+}
