@@ -981,26 +981,52 @@ final class ShmQueuePair implements QueuePair {
      * @return false to refuse it.
      */
     boolean acceptLink(final ShmLink incoming, final byte[] gid, final int remoteNumber, final int generation) {
+        final RemotePeer vanished;
         synchronized (linkLock) {
             if (closed || link != null || earlyLink != null) {
                 return false;
             }
             final RemotePeer peer = remote;
-            if (peer != null) {
-                if (!peer.matches(gid, remoteNumber) || peer.generation() != generation) {
-                    return false;
-                }
+            if (peer == null) {
+                incoming.bind(this);
+                earlyLink = incoming;
+                earlyGid = gid;
+                earlyQueuePairNumber = remoteNumber;
+                earlyGeneration = generation;
+                return true;
+            }
+            if (peer.matches(gid, remoteNumber) && peer.generation() == generation) {
                 incoming.bind(this);
                 attachLinkLocked(incoming);
                 return true;
             }
-            incoming.bind(this);
-            earlyLink = incoming;
-            earlyGid = gid;
-            earlyQueuePairNumber = remoteNumber;
-            earlyGeneration = generation;
-            return true;
+            // a stale link is refused; but if the peer's block no longer holds the peer, the peer was destroyed
+            // before its link arrived, and the close of the refused link will not tell us: it is gone
+            vanished = peer.state() == QueuePairBlockDescriptor.STATE_DESTROYED ? peer : null;
         }
+        if (vanished != null) {
+            onPeerVanished(vanished);
+        }
+        return false;
+    }
+
+    /**
+     * The peer connected to was destroyed before its link was attached (agent thread).
+     */
+    private void onPeerVanished(final RemotePeer peer) {
+        sendLock.lock();
+        try {
+            if (closed || remote != peer) {
+                return;
+            }
+            peerGone = true;
+            moveToErrorLocked();
+            progressLocked();
+        } finally {
+            sendLock.unlock();
+        }
+        sendCompletionQueue.signalAfterPeerLoss();
+        receiveCompletionQueue.signalAfterPeerLoss();
     }
 
     /**
