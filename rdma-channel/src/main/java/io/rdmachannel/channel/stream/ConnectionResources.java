@@ -1,0 +1,206 @@
+package io.rdmachannel.channel.stream;
+
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.DeviceCapability;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * What one connection allocates on its device, and its release in reverse order of creation: the registration with
+ * the device context, a send and a receive completion queue (both signal the context's readiness source with the
+ * connection's token), the send ring with its inline stage and control slots, the receive ring, the target SGL the
+ * peer writes, the message buffers of message mode, and the queue pair. Filled on the CM thread ({@link #allocate},
+ * {@link #bind}); {@link #release} runs with both of the connection's locks held, so no side is using a resource
+ * while it goes.
+ *
+ * <p>Send memory layout: {@code [send ring | inline stage (MAX_INLINE_STAGE) | control slots (controlWindow SGEs)]}.
+ */
+final class ConnectionResources {
+    static final int MAX_INLINE_STAGE = StreamOptions.MAX_INLINE;
+
+    final int sendQueueSize;
+    final int receiveQueueSize;
+    /** Receives posted beyond the credits advertised: the peer's control messages may overshoot them. */
+    final int spareReceives;
+    final int sendBufferSize;
+    final int receiveBufferSize;
+    final int controlWindow;
+    final int targetSglEntries;
+
+    DeviceContext context;
+    int token = -1;
+    CompletionQueue sendCompletionQueue;
+    CompletionQueue receiveCompletionQueue;
+    Arena sendArena;
+    MemoryRegion sendRegion;
+    MemoryRegion receiveRegion;
+    MemoryRegion targetRegion;
+    MemoryRegion messageRegion;
+    QueuePair queuePair;
+    SendWorkRequest sendRequest;
+    ReceiveWorkRequest receiveRequest;
+    MemorySegment sendMemory;
+    boolean messageMode;
+    boolean synchronousTransfer;
+    int inlineSize;
+
+    ConnectionResources(final StreamOptions options, final StreamConfiguration configuration) {
+        this.sendQueueSize = options.sendQueueSize();
+        this.receiveQueueSize = options.receiveQueueSize();
+        this.controlWindow = configuration.controlWindow();
+        this.spareReceives = controlWindow;
+        this.sendBufferSize = options.sendBufferSize();
+        this.receiveBufferSize = options.receiveBufferSize();
+        this.targetSglEntries = configuration.targetSglEntries();
+    }
+
+    /**
+     * Receives posted: the credits advertised and the spare ones.
+     */
+    int receiveDepth() {
+        return receiveQueueSize + spareReceives;
+    }
+
+    /**
+     * Messages per data or SGE-update message: one, or two in message mode (a WRITE, then a SEND).
+     */
+    int slotsPerMessage() {
+        return messageMode ? 2 : 1;
+    }
+
+    /**
+     * Allocate everything but the queue pair on {@code device}; on failure release what was allocated and rethrow.
+     */
+    void allocate(final RsocketTransport transport, final RdmaDevice device, final RsocketConnection owner,
+        final int requestedInline) throws IOException {
+        messageMode = !device.attributes().has(DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE);
+        if (messageMode) {
+            checkMessageMode(device);
+        }
+        context = transport.context(device);
+        token = context.register(owner);
+        try {
+            sendCompletionQueue = device.createCompletionQueue(sendQueueSize, context.readinessSource(), token);
+            receiveCompletionQueue = device.createCompletionQueue(receiveDepth(), context.readinessSource(), token);
+            inlineSize = Math.min(requestedInline, device.attributes().maxInlineData());
+            synchronousTransfer = device.attributes().has(DeviceCapability.SYNCHRONOUS_TRANSFER);
+            if (messageMode) {
+                inlineSize = Math.max(inlineSize, MessageSendDescriptor.LENGTH);
+            }
+            sendArena = Arena.ofShared();
+            sendMemory = sendArena.allocate(sendBufferSize + MAX_INLINE_STAGE + controlWindow * SgeDescriptor.LENGTH,
+                4096);
+            sendRegion = context.protectionDomain().register(sendMemory, 0);
+            receiveRegion = context.protectionDomain().allocate(receiveBufferSize,
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            targetRegion = context.protectionDomain().allocate(targetSglEntries * SgeDescriptor.LENGTH,
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            if (messageMode) {
+                messageRegion = context.protectionDomain().allocate(
+                    MessageSendDescriptor.bufferOffset(receiveDepth()), AccessFlags.LOCAL_WRITE);
+            }
+        } catch (final IOException | RuntimeException ex) {
+            release(owner);
+            throw ex;
+        }
+    }
+
+    /**
+     * Message mode needs what rsockets takes for granted: two control slots for an SGE update, two send slots for
+     * data, and inline SENDs of 4 bytes.
+     */
+    private void checkMessageMode(final RdmaDevice device) throws IOException {
+        if (controlWindow < 2 || sendQueueSize - controlWindow < 2) {
+            throw new IOException("message mode (device " + device.name() + " has no RDMA WRITE WITH IMMEDIATE) "
+                + "needs two control and two data send slots: " + StreamConfiguration.CONTROL_WINDOW_PROP_NAME + "="
+                + controlWindow + ", sendQueueSize=" + sendQueueSize);
+        }
+        if (device.attributes().maxInlineData() < MessageSendDescriptor.LENGTH) {
+            throw new IOException("message mode needs inline SENDs of " + MessageSendDescriptor.LENGTH
+                + " bytes; device " + device.name() + " offers maxInlineData=" + device.attributes().maxInlineData());
+        }
+    }
+
+    /**
+     * How to create the queue pair: sends complete on the send queue, receives on the receive queue.
+     */
+    QueuePairInitAttributes queuePairAttributes() {
+        return new QueuePairInitAttributes()
+            .sendCompletionQueue(sendCompletionQueue).receiveCompletionQueue(receiveCompletionQueue)
+            .maxSendWorkRequests(sendQueueSize).maxReceiveWorkRequests(receiveDepth())
+            .maxSendSge(2).maxReceiveSge(1).maxInlineData(inlineSize).signalAll(true);
+    }
+
+    /**
+     * Take the queue pair and make its reusable work requests.
+     */
+    void bind(final QueuePair pair) throws IOException {
+        queuePair = pair;
+        inlineSize = Math.min(inlineSize, pair.maxInlineData());
+        if (messageMode && inlineSize < MessageSendDescriptor.LENGTH) {
+            throw new IOException("message mode needs inline SENDs of " + MessageSendDescriptor.LENGTH
+                + " bytes; queue pair " + pair.number() + " offers maxInlineData=" + pair.maxInlineData());
+        }
+        sendRequest = pair.createSendWorkRequest();
+        receiveRequest = pair.createReceiveWorkRequest();
+    }
+
+    /**
+     * Release every resource in reverse order of creation. Safe with any subset allocated; a failing step does not
+     * stop the later ones, and the first failure is rethrown once all ran, with the others suppressed.
+     */
+    void release(final RsocketConnection owner) {
+        RuntimeException failure = null;
+        failure = close(queuePair, failure);
+        queuePair = null;
+        failure = close(messageRegion, failure);
+        messageRegion = null;
+        failure = close(targetRegion, failure);
+        targetRegion = null;
+        failure = close(receiveRegion, failure);
+        receiveRegion = null;
+        failure = close(sendRegion, failure);
+        sendRegion = null;
+        failure = close(sendArena, failure);
+        sendArena = null;
+        sendMemory = null;
+        failure = close(receiveCompletionQueue, failure);
+        receiveCompletionQueue = null;
+        failure = close(sendCompletionQueue, failure);
+        sendCompletionQueue = null;
+        if (token >= 0) {
+            context.unregister(token, owner);
+            token = -1;
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException close(final AutoCloseable resource, final RuntimeException failure) {
+        if (resource == null) {
+            return failure;
+        }
+        try {
+            resource.close();
+            return failure;
+        } catch (final Exception ex) {
+            final RuntimeException thrown = ex instanceof RuntimeException runtime ? runtime
+                : new IllegalStateException("closing " + resource + " failed", ex);
+            if (failure == null) {
+                return thrown;
+            }
+            failure.addSuppressed(thrown);
+            return failure;
+        }
+    }
+}

@@ -1,0 +1,493 @@
+package io.rdmachannel.channel.stream;
+
+import io.rdmachannel.channel.spi.CompletionHandler;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.WorkCompletion;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The receiving side of one connection: DATA completions queue their lengths, reads copy from the receive ring in
+ * order, and consumed messages and bytes are granted back with SGL messages (a new ring half, or credits only).
+ * Every message the peer sends is checked here: a violation fails the connection with a {@link ProtocolException},
+ * and nothing the peer sends after it is trusted. The peer's SGL messages are handed to the sender
+ * ({@link ConnectionState#announce}), which checks and adopts them against its own sequence.
+ *
+ * <p>Locking: {@code receiveLock} guards every field, every post on the receive queue and every poll of the receive
+ * completion queue. The reader holds it for a read, including the copy out of the ring; it takes the send lock
+ * after its own only to post a credit grant ({@link SendPath#grant}), never the other way round. A writer that
+ * needs the peer's announcements polls here only if the lock is free ({@link #pollIfIdle()}); otherwise the holder
+ * polls once more before it lets go.
+ */
+final class ReceivePath {
+    private final ReentrantLock receiveLock = new ReentrantLock();
+    private final ConnectionState state;
+    private final SendPath send;
+    private final CompletionHandler completionHandler = this::onCompletion;
+    private final int receiveQueueSize;
+    private final int receiveBufferSize;
+    private final int half;
+    private final int[] messages;
+    private volatile boolean pollRequested;
+
+    // from attach() until detach()
+    private QueuePair queuePair;
+    private CompletionQueue completionQueue;
+    private ReceiveWorkRequest receive;
+    private ByteBuffer receiveView;
+    private boolean messageMode;
+    private MemoryRegion messageRegion;
+    private UnsafeBuffer messageView;
+    private PeerConnectionData peer;
+
+    private int receiveSequence;
+    private int receivedMessages;
+    private int grantedLimit;
+    private int receiveThreshold;
+    private long receiveBufferFree;
+    private int receiveFreeOffset;
+    private int receiveOffset;
+    private long advertisedBytes;
+    private long receivedBytes;
+    private int messageHead;
+    private int messageCount;
+    private int remoteSge;
+    private CompletionStatus lastStatus;
+
+    ReceivePath(final ConnectionState state, final SendPath send, final StreamOptions options) {
+        this.state = state;
+        this.send = send;
+        this.receiveQueueSize = options.receiveQueueSize();
+        this.receiveBufferSize = options.receiveBufferSize();
+        this.half = receiveBufferSize / 2;
+        this.messages = new int[receiveQueueSize + 1];
+    }
+
+    // ----- life cycle: attach on the CM thread, start when established, detach under both locks -----
+
+    /**
+     * Take the resources and post every receive: the credits advertised and the spare ones.
+     */
+    void attach(final ConnectionResources resources) {
+        queuePair = resources.queuePair;
+        completionQueue = resources.receiveCompletionQueue;
+        receive = resources.receiveRequest;
+        receiveView = resources.receiveRegion.segment().asByteBuffer();
+        messageMode = resources.messageMode;
+        if (messageMode) {
+            messageRegion = resources.messageRegion;
+            messageView = new UnsafeBuffer(messageRegion.segment().asByteBuffer());
+        }
+        for (int i = 0; i < resources.receiveDepth(); i++) {
+            postReceive(i);
+        }
+    }
+
+    /**
+     * Established: the first half of the ring went out in the connection data; grant the second at once (unless
+     * the first message is awaited).
+     */
+    void start(final PeerConnectionData connectionData) {
+        peer = connectionData;
+        receiveThreshold = receiveQueueSize / 2;
+        grantedLimit = receiveQueueSize & CreditSequence.MASK;
+        receiveBufferFree = half;
+        receiveFreeOffset = half;
+        advertisedBytes = half;
+        // the peer filled its entry 0 from our connection data; a peer with one entry gets every SGE there
+        remoteSge = 1 % connectionData.targetSglEntries();
+        giveCredits();
+    }
+
+    void detach() {
+        completionQueue = null;
+        queuePair = null;
+    }
+
+    // ----- locking -----
+
+    void lock() {
+        receiveLock.lock();
+    }
+
+    /**
+     * Let go, then poll for a writer that found the lock taken (unless an outer frame of this thread holds it).
+     */
+    void unlock() {
+        receiveLock.unlock();
+        if (!receiveLock.isHeldByCurrentThread()) {
+            serveRequests();
+        }
+    }
+
+    /**
+     * Poll the receive completion queue for a writer that needs the peer's announcements: now if the lock is free,
+     * else by its holder before it lets go. Never blocks.
+     */
+    void pollIfIdle() {
+        pollRequested = true;
+        if (!receiveLock.isHeldByCurrentThread()) {
+            serveRequests();
+        }
+    }
+
+    private void serveRequests() {
+        while (pollRequested && receiveLock.tryLock()) {
+            try {
+                pollRequested = false;
+                poll();
+            } finally {
+                receiveLock.unlock();
+            }
+        }
+    }
+
+    // ----- completions (lock held) -----
+
+    private void poll() {
+        if (completionQueue == null) {
+            return;
+        }
+        while (completionQueue.poll(completionHandler, 32) > 0) {
+            // each completion was handled by onCompletion
+        }
+        giveCredits();
+    }
+
+    private void onCompletion(final WorkCompletion completion) {
+        lastStatus = completion.status();
+        if (completion.status() != CompletionStatus.SUCCESS) {
+            state.failIfConnected("receive completed with " + completion.status().description(), queuePair);
+            return;
+        }
+        if (state.error() != null) {
+            // polled in the same batch as the failure: nothing the peer sent after it is trusted
+            return;
+        }
+        try {
+            final int immediate = messageMode ? sentMessage(completion) : immediateMessage(completion);
+            if (state.awaitingFirstMessage) {
+                state.awaitingFirstMessage = false;
+                state.readinessChanged = true;
+                // the sender may post now: what it held back goes before any grant
+                send.requestService();
+            }
+            switch (ImmediateData.checkInbound(immediate)) {
+                case ImmediateData.DATA -> onData(ImmediateData.operand(immediate));
+                case ImmediateData.SGL -> {
+                    state.announce(ImmediateData.creditLimit(immediate));
+                    send.requestService();
+                }
+                case ImmediateData.CTRL -> onControl(ImmediateData.operand(immediate));
+                default -> {
+                    // IOMAP_SGL: we advertise no iomap entries; the message only takes a receive
+                }
+            }
+        } catch (final ProtocolException ex) {
+            state.fail(ex, queuePair);
+            return;
+        }
+        if (!state.closing && state.error() == null) {
+            postReceive(completion.workRequestId());
+        }
+    }
+
+    private static int immediateMessage(final WorkCompletion completion) throws ProtocolException {
+        if (!completion.hasImmediate()) {
+            throw new ProtocolException("a message without immediate data arrived");
+        }
+        return completion.immediate();
+    }
+
+    /**
+     * The message a SEND carried in message mode, read from the receive's own 4-byte buffer in the peer's order.
+     */
+    private int sentMessage(final WorkCompletion completion) throws ProtocolException {
+        if (completion.hasImmediate()) {
+            throw new ProtocolException("a message with immediate data arrived in message mode: immediate=0x"
+                + Integer.toHexString(completion.immediate()));
+        }
+        MessageSendDescriptor.checkLength(completion.byteLength());
+        return MessageSendDescriptor.message(messageView,
+            MessageSendDescriptor.bufferOffset((int) completion.workRequestId()), peer.byteOrder());
+    }
+
+    /**
+     * Post receive {@code id}: with no buffer on IB/RoCE, with its own 4-byte message buffer in message mode.
+     */
+    private void postReceive(final long id) {
+        receive.reset().id(id);
+        if (messageMode) {
+            receive.sge(0, messageRegion.address() + MessageSendDescriptor.bufferOffset((int) id),
+                MessageSendDescriptor.LENGTH, messageRegion.localKey());
+        }
+        queuePair.postReceive(receive);
+    }
+
+    private void onData(final int length) throws ProtocolException {
+        if (receivedBytes + length > advertisedBytes) {
+            throw new ProtocolException("the peer wrote beyond the receive space granted: receivedBytes="
+                + receivedBytes + ", length=" + length + ", advertisedBytes=" + advertisedBytes);
+        }
+        // we advertise the ring in halves, consecutive in stream order; a sender never crosses one's end
+        final long regionEnd = (receivedBytes / half + 1) * half;
+        if (receivedBytes + length > regionEnd) {
+            throw new ProtocolException("the peer wrote across the end of a receive region: receivedBytes="
+                + receivedBytes + ", length=" + length + ", regionEnd=" + regionEnd);
+        }
+        if (!CreditSequence.hasCredit(receivedMessages, grantedLimit)) {
+            throw new ProtocolException("the peer sent more messages than the credits granted: received="
+                + receivedMessages + ", creditLimit=" + grantedLimit);
+        }
+        receivedMessages = CreditSequence.next(receivedMessages);
+        receivedBytes += length;
+        if (state.inputShutdown) {
+            consume(length, true);
+            return;
+        }
+        messages[(messageHead + messageCount) % messages.length] = length;
+        messageCount++;
+    }
+
+    private void onControl(final int control) {
+        switch (control) {
+            case ImmediateData.CTRL_DISCONNECT -> {
+                state.peerDisconnected = true;
+                state.readinessChanged = true;
+            }
+            case ImmediateData.CTRL_SHUTDOWN -> state.peerShutdown = true;
+            default -> {
+                // KEEPALIVE carries nothing
+            }
+        }
+    }
+
+    // ----- credits (lock held) -----
+
+    /**
+     * Grant what the application consumed: the next ring half once half a ring is free, else credits alone once
+     * half the credits are consumed. The grant is the sender's to post; once it took it, it counts as given.
+     */
+    private void giveCredits() {
+        if (!state.mayGrant()) {
+            return;
+        }
+        final boolean region = receiveBufferFree >= half;
+        if (!region && (short) (receiveSequence - receiveThreshold) < 0) {
+            return;
+        }
+        final int limit = CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
+        if (!send.grant(limit, region ? receiveFreeOffset : ControlWindow.NO_REGION, remoteSge)) {
+            return;
+        }
+        grantedLimit = limit;
+        receiveThreshold = CreditSequence.add(receiveSequence, receiveQueueSize / 2);
+        if (region) {
+            receiveFreeOffset = (receiveFreeOffset + half) % receiveBufferSize;
+            remoteSge = (remoteSge + 1) % peer.targetSglEntries();
+            receiveBufferFree -= half;
+            advertisedBytes += half;
+        }
+    }
+
+    // ----- reading -----
+
+    int read(final ByteBuffer dst) throws IOException {
+        lock();
+        try {
+            state.ensureEstablished();
+            poll();
+            if (state.inputShutdown) {
+                return -1;
+            }
+            final int count = take(dst);
+            if (count > 0) {
+                giveCredits();
+                return count;
+            }
+            return endOfInput();
+        } finally {
+            unlock();
+        }
+    }
+
+    long read(final ByteBuffer[] dsts, final int offset, final int length) throws IOException {
+        lock();
+        try {
+            state.ensureEstablished();
+            poll();
+            if (state.inputShutdown) {
+                return -1;
+            }
+            long total = 0;
+            for (int i = offset; i < offset + length && messageCount > 0; i++) {
+                total += take(dsts[i]);
+            }
+            if (total > 0) {
+                giveCredits();
+                return total;
+            }
+            return endOfInput();
+        } finally {
+            unlock();
+        }
+    }
+
+    private int endOfInput() throws IOException {
+        if (state.peerShutdown || state.peerDisconnected) {
+            return -1;
+        }
+        final IOException error = state.error();
+        if (error != null) {
+            throw error;
+        }
+        return 0;
+    }
+
+    /**
+     * Copy queued message bytes into {@code dst}, consuming messages in order.
+     */
+    private int take(final ByteBuffer dst) {
+        int total = 0;
+        while (dst.hasRemaining() && messageCount > 0) {
+            final int length = messages[messageHead];
+            final int count = Math.min(length, dst.remaining());
+            final int first = Math.min(count, receiveBufferSize - receiveOffset);
+            dst.put(dst.position(), receiveView, receiveOffset, first);
+            if (count > first) {
+                dst.put(dst.position() + first, receiveView, 0, count - first);
+            }
+            dst.position(dst.position() + count);
+            total += count;
+            if (count == length) {
+                messageHead = (messageHead + 1) % messages.length;
+                messageCount--;
+                consume(count, true);
+            } else {
+                messages[messageHead] = length - count;
+                consume(count, false);
+            }
+        }
+        return total;
+    }
+
+    private void consume(final int bytes, final boolean messageDone) {
+        receiveOffset = (receiveOffset + bytes) % receiveBufferSize;
+        receiveBufferFree += bytes;
+        if (messageDone) {
+            receiveSequence = CreditSequence.next(receiveSequence);
+        }
+    }
+
+    // ----- readiness, first message, shutdown -----
+
+    /**
+     * Poll and report {@link StreamReadiness#READ} when a read would not return 0.
+     */
+    int readiness() {
+        lock();
+        try {
+            poll();
+            return messageCount > 0 || state.inputShutdown || state.peerShutdown || state.peerDisconnected
+                || state.error() != null ? StreamReadiness.READ : 0;
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * The passive side in message mode: have the active side's first message signal, then poll for one that came
+     * before. Lock held.
+     */
+    void armForFirstMessage() {
+        try {
+            completionQueue.requestNotification();
+        } catch (final IllegalStateException ex) {
+            // no readiness source: the application's next call polls
+            return;
+        }
+        // a completion that arrived before arming signals nothing
+        poll();
+    }
+
+    /**
+     * On the transport's timer thread: poll the first message and grant. It waits for the lock a short while at most
+     * (its holders never block while holding it; the CM thread may still be finishing {@code established}); if it
+     * stays busy, its holder's next call polls the message.
+     */
+    void takeFirstMessage(final long lockNanos) {
+        try {
+            if (!receiveLock.tryLock(lockNanos, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
+            if (state.connected && completionQueue != null && state.awaitingFirstMessage && state.error() == null) {
+                poll();
+                if (state.awaitingFirstMessage && state.error() == null) {
+                    armForFirstMessage();
+                }
+            }
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * End the input: drop what is queued (it counts as consumed, so the peer keeps its credits), and with the
+     * output shut down too, have the sender say DISCONNECT.
+     */
+    void shutdownInput() {
+        lock();
+        try {
+            if (state.inputShutdown || state.phase != ConnectionState.PHASE_ESTABLISHED) {
+                state.inputShutdown = true;
+                return;
+            }
+            state.inputShutdown = true;
+            while (messageCount > 0) {
+                final int length = messages[messageHead];
+                messageHead = (messageHead + 1) % messages.length;
+                messageCount--;
+                consume(length, true);
+            }
+            send.onInputShutdown();
+            poll();
+        } finally {
+            unlock();
+        }
+    }
+
+    // ----- information -----
+
+    /**
+     * The receiver's positions; the caller holds the lock.
+     */
+    void describe(final StringBuilder out) {
+        out.append("receiveSequence=").append(receiveSequence).append(", queuedMessages=").append(messageCount)
+            .append(", receivedBytes=").append(receivedBytes).append(", advertisedBytes=").append(advertisedBytes);
+    }
+
+    /**
+     * The receive lock itself, for tests that hold it to show the writer does not need it.
+     */
+    ReentrantLock receiveLock() {
+        return receiveLock;
+    }
+
+    CompletionStatus lastStatus() {
+        return lastStatus;
+    }
+}

@@ -1,0 +1,561 @@
+package io.rdmachannel.channel.stream;
+
+import io.rdmachannel.channel.spi.CompletionHandler;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.SendFlags;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.WorkCompletion;
+
+import java.io.IOException;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.agrona.BufferUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The sending side of one connection: everything the writer owns. Each write is cut into chunks that never cross
+ * the peer's current target region, copied into the send ring (or posted inline when small, or sent straight from a
+ * registered buffer) and posted as DATA messages, gated by message credits ({@code sendSequence != sendLimit}), free
+ * send slots and ring space. Control messages (credit grants, SHUTDOWN, DISCONNECT, keepalive) take the control
+ * slots, {@code controlWindow} of the send queue, so data never starves them.
+ *
+ * <p>Locking: {@code sendLock} guards every field, every post on the queue pair's send queue and every poll of the
+ * send completion queue. The writer holds it for a write. The receiver takes it after its own lock, and only to post
+ * a credit grant ({@link #grant}), which is rare (per half ring or half the credits consumed): the one place where a
+ * reader may wait for a writer. The sender never takes the receive lock.
+ *
+ * <p>The receiver hands over what the peer announced in SGL messages through {@link ConnectionState} (a credit
+ * limit and a count of announcements); this side checks and adopts them under its lock: the limit against its own
+ * sequence, new regions from the target SGL memory ({@link TargetRegions}). The receiver asks for that at once
+ * ({@link #requestService()}) without waiting: if the lock is free it serves the request itself, else the holder
+ * serves it before it lets go; a writer short of credits or regions also looks for announcements itself.
+ */
+final class SendPath {
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final ConnectionState state;
+    private final CompletionHandler completionHandler = this::onCompletion;
+    private final TargetRegions targets;
+    private final ControlWindow control;
+    private final int controlWindow;
+    private final int maxTransfer;
+    private final int startTransfer;
+    private final int sendLowWater;
+    private volatile boolean serviceRequested;
+    private volatile boolean waitingForPeer;
+
+    // from attach() until detach()
+    private DeviceContext context;
+    private QueuePair queuePair;
+    private CompletionQueue completionQueue;
+    private MessageProxy proxy;
+    private ByteBuffer sendView;
+    private long sendAddress;
+    private int sendKey;
+    private int sendBufferSize;
+    private int inlineSize;
+    private int slotsPerMessage = 1;
+    private boolean synchronousTransfer;
+    private UnsafeBuffer targetSgl;
+    private PeerConnectionData peer;
+
+    private int sendSequence;
+    private int sendLimit;
+    private int sendSlots;
+    private int sendBufferFree;
+    private int sendBufferHead;
+    private int zeroCopyPending;
+    private long zeroCopyBytes;
+    private int seenAnnouncements;
+    private CompletionStatus lastStatus;
+
+    SendPath(final ConnectionState state, final StreamConfiguration configuration) {
+        this.state = state;
+        this.controlWindow = configuration.controlWindow();
+        this.maxTransfer = configuration.maxTransferLength();
+        this.startTransfer = configuration.transferStartLength();
+        this.sendLowWater = configuration.sendLowWaterMark();
+        this.targets = new TargetRegions(configuration.targetSglEntries(),
+            configuration.peerMaxDataBufferLength());
+        this.control = new ControlWindow(state, controlWindow);
+    }
+
+    // ----- life cycle: attach on the CM thread, start when established, detach under both locks -----
+
+    void attach(final ConnectionResources resources) {
+        context = resources.context;
+        queuePair = resources.queuePair;
+        completionQueue = resources.sendCompletionQueue;
+        proxy = new MessageProxy(resources);
+        sendView = resources.sendMemory.asByteBuffer();
+        sendAddress = resources.sendRegion.address();
+        sendKey = resources.sendRegion.localKey();
+        sendBufferSize = resources.sendBufferSize;
+        inlineSize = resources.inlineSize;
+        slotsPerMessage = resources.slotsPerMessage();
+        synchronousTransfer = resources.synchronousTransfer;
+        targetSgl = new UnsafeBuffer(resources.targetRegion.segment().asByteBuffer());
+        control.attach(proxy, slotsPerMessage);
+    }
+
+    /**
+     * Established: the peer's credits are the first limit, its first region our target entry 0.
+     */
+    void start(final PeerConnectionData connectionData, final int sendQueueSize) {
+        peer = connectionData;
+        proxy.peer(connectionData);
+        sendLimit = connectionData.credits() & CreditSequence.MASK;
+        sendSlots = sendQueueSize - controlWindow;
+        sendBufferFree = sendBufferSize;
+        targets.start(targetSgl, connectionData);
+    }
+
+    void detach() {
+        completionQueue = null;
+        queuePair = null;
+    }
+
+    // ----- locking -----
+
+    void lock() {
+        sendLock.lock();
+    }
+
+    /**
+     * Let go, then serve a request left while the lock was held (unless an outer frame of this thread holds it and
+     * serves it when it lets go).
+     */
+    void unlock() {
+        sendLock.unlock();
+        if (!sendLock.isHeldByCurrentThread()) {
+            serveRequests();
+        }
+    }
+
+    /**
+     * Have the announcements adopted and held-back messages posted: now if the lock is free, else by its holder
+     * before it lets go. Called by the receiver, with or without its own lock; never blocks.
+     */
+    void requestService() {
+        serviceRequested = true;
+        if (!sendLock.isHeldByCurrentThread()) {
+            serveRequests();
+        }
+    }
+
+    private void serveRequests() {
+        while (serviceRequested && sendLock.tryLock()) {
+            try {
+                serviceRequested = false;
+                poll();
+            } finally {
+                sendLock.unlock();
+            }
+        }
+    }
+
+    // ----- completions, announcements and held-back messages (lock held) -----
+
+    /**
+     * Poll the send completion queue, adopt what the receiver announced, post held-back control messages.
+     */
+    private void poll() {
+        if (completionQueue == null) {
+            return;
+        }
+        while (completionQueue.poll(completionHandler, 32) > 0) {
+            // each completion was handled by onCompletion
+        }
+        adoptAnnouncements();
+        control.flush();
+    }
+
+    private void onCompletion(final WorkCompletion completion) {
+        lastStatus = completion.status();
+        final long id = completion.workRequestId();
+        final int value = (int) id;
+        switch ((int) (id >>> 32)) {
+            case MessageProxy.KIND_DATA -> {
+                sendSlots++;
+                sendBufferFree += value;
+            }
+            case MessageProxy.KIND_DATA_INLINE -> sendSlots++;
+            case MessageProxy.KIND_DATA_ZERO_COPY -> {
+                sendSlots++;
+                zeroCopyPending--;
+            }
+            case MessageProxy.KIND_CONTROL -> control.onCompleted(value);
+            default -> {
+                // a completion we never asked for
+            }
+        }
+        if (completion.status() != CompletionStatus.SUCCESS) {
+            state.failIfConnected("send completed with " + completion.status().description(), queuePair);
+        }
+    }
+
+    /**
+     * Check and adopt the credit limit and target regions the peer announced since we last looked. A violation fails
+     * the connection with a {@link ProtocolException} as cause, as it failed when the receiver checked it inline.
+     *
+     * @return whether anything new was adopted.
+     */
+    private boolean adoptAnnouncements() {
+        final int count = state.announcements;
+        if (count == seenAnnouncements || peer == null || state.error() != null) {
+            return false;
+        }
+        seenAnnouncements = count;
+        try {
+            sendLimit = CreditSequence.checkCreditLimit(sendSequence, sendLimit, state.announcedLimit,
+                peer.credits());
+            targets.adopt();
+            return true;
+        } catch (final ProtocolException ex) {
+            state.fail(ex, queuePair);
+            return false;
+        }
+    }
+
+    // ----- credit grants, for the receiver -----
+
+    /**
+     * Post a credit grant now, or keep it until a control slot frees up; whoever holds this lock next posts it (the
+     * writer, the next grant attempt, a readiness check). Called by the receiver with its lock held. A grant that
+     * waits takes in a later one: the newer limit, and a region if the waiting one carries none.
+     *
+     * @param limit      the new credit limit, a u16.
+     * @param ringOffset where the ring half to advertise starts, or {@link ControlWindow#NO_REGION} for credits only.
+     * @param entry      the peer's target SGL entry for the region.
+     * @return false if a region is already waiting: this one was not taken, the receiver grants again later.
+     */
+    boolean grant(final int limit, final int ringOffset, final int entry) {
+        lock();
+        try {
+            if (completionQueue == null) {
+                return true;
+            }
+            if (control.wantsSlots()) {
+                poll();
+            }
+            return control.grant(limit, ringOffset, entry);
+        } finally {
+            unlock();
+        }
+    }
+
+    // ----- writing -----
+
+    long write(final ByteBuffer src) throws IOException {
+        lock();
+        try {
+            ensureWritable();
+            poll();
+            ensureWritable();
+            final long count = put(src);
+            awaitZeroCopySent();
+            return count;
+        } finally {
+            noteWaiting();
+            unlock();
+        }
+    }
+
+    long write(final ByteBuffer[] srcs, final int offset, final int length) throws IOException {
+        lock();
+        try {
+            ensureWritable();
+            poll();
+            ensureWritable();
+            long total = 0;
+            for (int i = offset; i < offset + length; i++) {
+                total += put(srcs[i]);
+                if (srcs[i].hasRemaining()) {
+                    break;
+                }
+            }
+            awaitZeroCopySent();
+            return total;
+        } finally {
+            noteWaiting();
+            unlock();
+        }
+    }
+
+    /**
+     * Whether the last write found nothing more it could send for want of something only the peer gives (credits,
+     * a target region, the first message): the next write has the receive side polled first.
+     */
+    boolean waitingForPeer() {
+        return waitingForPeer;
+    }
+
+    private void noteWaiting() {
+        final boolean waiting = peer == null || !CreditSequence.hasCredit(sendSequence, sendLimit)
+            || targets.remaining() == 0 || state.awaitingFirstMessage;
+        if (waiting != waitingForPeer) {
+            waitingForPeer = waiting;
+        }
+    }
+
+    private void ensureWritable() throws IOException {
+        state.ensureEstablished();
+        if (state.outputShutdown) {
+            throw new ClosedChannelException();
+        }
+        final IOException error = state.error();
+        if (error != null) {
+            throw error;
+        }
+        if (state.peerDisconnected) {
+            throw new SocketException("Broken pipe");
+        }
+    }
+
+    private boolean canSend() {
+        return state.connected && state.error() == null && !state.peerDisconnected && !state.outputShutdown
+            && sendSlots >= slotsPerMessage && CreditSequence.hasCredit(sendSequence, sendLimit)
+            && targets.remaining() != 0 && !state.awaitingFirstMessage;
+    }
+
+    /**
+     * Post as much of {@code src} as credits, slots, ring space and the target region allow. Bytes of a
+     * {@link io.rdmachannel.channel.RegisteredBuffers registered buffer} are sent straight from it (no ring space
+     * needed; the caller waits for those sends before it returns); other bytes are copied into the send ring, or
+     * posted inline when small. Out of credits or regions, it looks once more for what the receiver announced.
+     */
+    private long put(final ByteBuffer src) {
+        long total = 0;
+        final MemoryRegion registered = src.isDirect() && src.remaining() > inlineSize
+            ? context.registeredBuffer(BufferUtil.address(src) + src.position(), src.remaining()) : null;
+        // rsockets starts small so the copy into the ring overlaps the adapter's transfer of the chunk before; with
+        // nothing to copy, or no adapter working alongside, whole chunks are cheaper
+        int transfer = registered != null || synchronousTransfer ? maxTransfer : startTransfer;
+        while (src.hasRemaining() && (canSend() || adoptAnnouncements() && canSend())) {
+            int chunk = Math.min(Math.min(src.remaining(), transfer), targets.remaining());
+            if (chunk <= inlineSize) {
+                sendView.put(sendBufferSize, src, src.position(), chunk);
+                dataRequest(MessageProxy.KIND_DATA_INLINE, chunk, SendFlags.INLINE)
+                    .sge(0, proxy.stageAddress(), chunk, sendKey);
+                postData(chunk);
+            } else if (registered != null) {
+                dataRequest(MessageProxy.KIND_DATA_ZERO_COPY, chunk, 0)
+                    .sge(0, BufferUtil.address(src) + src.position(), chunk, registered.localKey());
+                zeroCopyPending++;
+                zeroCopyBytes += chunk;
+                postData(chunk);
+            } else {
+                if (sendBufferFree < Math.min(sendLowWater, sendBufferSize)) {
+                    break;
+                }
+                chunk = Math.min(chunk, sendBufferFree);
+                final int first = Math.min(chunk, sendBufferSize - sendBufferHead);
+                sendView.put(sendBufferHead, src, src.position(), first);
+                final SendWorkRequest request = dataRequest(MessageProxy.KIND_DATA, chunk, 0)
+                    .sge(0, sendAddress + sendBufferHead, first, sendKey);
+                if (chunk > first) {
+                    sendView.put(0, src, src.position() + first, chunk - first);
+                    request.sge(1, sendAddress, chunk - first, sendKey);
+                }
+                postData(chunk);
+                sendBufferHead = (sendBufferHead + chunk) % sendBufferSize;
+                sendBufferFree -= chunk;
+            }
+            src.position(src.position() + chunk);
+            total += chunk;
+            transfer = Math.min(transfer << 1, maxTransfer);
+        }
+        return total;
+    }
+
+    /**
+     * The request of a DATA message of {@code length} bytes into the current target region; the caller adds the
+     * payload's entries.
+     */
+    private SendWorkRequest dataRequest(final int kind, final int length, final int flags) {
+        return proxy.request().id((long) kind << 32 | length).flags(SendFlags.SIGNALED | flags)
+            .remote(targets.address(), targets.key());
+    }
+
+    /**
+     * Post the DATA message {@link #dataRequest} prepared. The sequence and the target region are accounted before
+     * the post, as rsockets does.
+     */
+    private void postData(final int length) {
+        sendSequence = CreditSequence.next(sendSequence);
+        try {
+            targets.consume(length);
+        } catch (final ProtocolException ex) {
+            state.fail(ex, queuePair);
+            return;
+        }
+        sendSlots -= proxy.post(ImmediateData.data(length), (long) MessageProxy.KIND_DATA_INLINE << 32);
+    }
+
+    /**
+     * Poll until every send posted straight from a registered buffer has completed, so the caller may reuse the
+     * buffer when the write returns. A send completes once the peer's adapter has the bytes (or the queue pair
+     * failed and flushed it); the peer's threads play no part, so this ends within the transfer time.
+     */
+    private void awaitZeroCopySent() {
+        while (zeroCopyPending > 0 && completionQueue != null) {
+            if (completionQueue.poll(completionHandler, 32) == 0) {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    // ----- readiness, keepalive, shutdown and close -----
+
+    /**
+     * Poll and report {@link StreamReadiness#WRITE} when a write would take bytes or fail.
+     */
+    int readiness() {
+        lock();
+        try {
+            poll();
+            return canSend() || state.outputShutdown || state.peerDisconnected || state.error() != null
+                ? StreamReadiness.WRITE : 0;
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * Send the keepalive probe ({@link MessageProxy#postKeepAlive()}) if a control slot is free; a failed
+     * completion fails the connection ("Connection reset").
+     */
+    void keepAlive() {
+        lock();
+        try {
+            if (completionQueue != null) {
+                control.keepAlive();
+                poll();
+            }
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * End the output: a SHUTDOWN, or a DISCONNECT if the input is shut down too (rshutdown's rule), posted once a
+     * control slot is free and the first message arrived.
+     */
+    void shutdownOutput() throws IOException {
+        lock();
+        try {
+            state.ensureEstablished();
+            if (state.outputShutdown) {
+                return;
+            }
+            state.outputShutdown = true;
+            if (state.connected && state.error() == null && !state.peerDisconnected) {
+                if (state.inputShutdown) {
+                    control.halfCloseDisconnect();
+                } else {
+                    control.shutdown();
+                }
+                poll();
+            }
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * The input was shut down (the receiver holds its lock): with the output shut down too, that is a DISCONNECT.
+     */
+    void onInputShutdown() {
+        lock();
+        try {
+            if (state.outputShutdown && state.connected && state.error() == null && !state.peerDisconnected) {
+                control.halfCloseDisconnect();
+            }
+            poll();
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * Start closing: queue a DISCONNECT unless the connection is over anyway, and stop granting and reposting.
+     */
+    void startClose() {
+        lock();
+        try {
+            if (state.connected && state.error() == null && !state.peerDisconnected && !state.closing) {
+                control.disconnect();
+                poll();
+            }
+            state.closing = true;
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * One round of waiting for the DISCONNECT this side queued: poll, post it if it is still held back.
+     *
+     * @return false once it completed, or will not (no DISCONNECT queued, failed, released).
+     */
+    boolean disconnectUnderWay() {
+        lock();
+        try {
+            if (completionQueue == null || !control.disconnectUnderWay()) {
+                return false;
+            }
+            poll();
+            return true;
+        } finally {
+            unlock();
+        }
+    }
+
+    // ----- information -----
+
+    /**
+     * The send lock itself, for tests that hold it to show the reader does not need it.
+     */
+    ReentrantLock sendLock() {
+        return sendLock;
+    }
+
+    long zeroCopyBytes() {
+        lock();
+        try {
+            return zeroCopyBytes;
+        } finally {
+            unlock();
+        }
+    }
+
+    long keepAlivesSent() {
+        lock();
+        try {
+            return control.keepAlivesSent();
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * The sender's positions, credits and slots; the caller holds the lock.
+     */
+    void describe(final StringBuilder out) {
+        out.append("sendSequence=").append(sendSequence).append(", sendLimit=").append(sendLimit)
+            .append(", sendSlots=").append(sendSlots).append(", sendBufferFree=").append(sendBufferFree)
+            .append(", zeroCopyBytes=").append(zeroCopyBytes).append(", ");
+        targets.describe(out);
+        out.append(", ");
+        control.describe(out);
+    }
+
+    CompletionStatus lastStatus() {
+        return lastStatus;
+    }
+}
