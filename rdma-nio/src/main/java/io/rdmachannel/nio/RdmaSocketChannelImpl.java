@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 import io.rdmachannel.channel.cm.NoRdmaPathException;
 import io.rdmachannel.channel.stream.StreamConnection;
@@ -70,6 +71,8 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     // How long a blocked reader and a blocked writer spin before they park; guarded by readLock and writeLock
     private final AdaptiveSpin readSpin = new AdaptiveSpin();
     private final AdaptiveSpin writeSpin = new AdaptiveSpin();
+    private final BooleanSupplier readerStillWaiting = () -> isOpen() && !this.isInputClosed;
+    private final BooleanSupplier writerStillWaiting = () -> isOpen() && !this.isOutputClosed;
     // Lock held by the current writer (and by connect and finishConnect)
     private final ReentrantLock writeLock = new ReentrantLock();
     // Lock for the fields below; never held while parking or in a blocking call
@@ -1203,6 +1206,9 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
                 return true;
             }
         }
+        if (!Thread.currentThread().isVirtual() && stream.supportsDirectWait()) {
+            return awaitDirect(stream, op, deadline);
+        }
         final long seen = relay.generation();
         if (!isOpen() || (op == StreamReadiness.READ ? isInputClosed : isOutputClosed)) {
             return false;
@@ -1215,6 +1221,35 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             throw new SocketTimeoutException("Read timed out");
         }
         return isOpen() && !(op == StreamReadiness.READ ? isInputClosed : isOutputClosed);
+    }
+
+    /**
+     * A platform thread waits on the connection itself, woken by the event it waits for: one wake-up, no poller
+     * thread. A close or shutdown from another thread wakes it ({@link StreamConnection#wakeDirectWaiters()}).
+     */
+    private boolean awaitDirect(final StreamConnection stream, final int op, final long deadline)
+        throws SocketTimeoutException {
+        long timeout = -1;
+        if (deadline != 0) {
+            timeout = deadline - System.nanoTime();
+            if (timeout <= 0) {
+                throw new SocketTimeoutException("Read timed out");
+            }
+        }
+        final BooleanSupplier stillWaiting = op == StreamReadiness.READ ? readerStillWaiting : writerStillWaiting;
+        stream.awaitDirect(op, timeout, stillWaiting);
+        return stillWaiting.getAsBoolean();
+    }
+
+    /**
+     * Wake every thread blocked in this channel: parked on the relay, or waiting on the connection directly.
+     */
+    private void wakeBlockedThreads() {
+        relay.onReadiness();
+        final StreamConnection stream = connection;
+        if (stream != null) {
+            stream.wakeDirectWaiters();
+        }
     }
 
     /**
@@ -1271,7 +1306,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             platform.shutdownInput();
             isInputClosed = true;
         }
-        relay.onReadiness();
+        wakeBlockedThreads();
         return this;
     }
 
@@ -1294,7 +1329,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             platform.shutdownOutput();
             isOutputClosed = true;
         }
-        relay.onReadiness();
+        wakeBlockedThreads();
         return this;
     }
 
@@ -1401,6 +1436,10 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         }
         // wake threads parked in read, write or connect: they see the channel closed
         relay.signal();
+        final StreamConnection stream = connection;
+        if (stream != null) {
+            stream.wakeDirectWaiters();
+        }
         if (!isBlocking()) {
             // wait for non-blocking operations in progress to finish
             readLock.lock();

@@ -8,6 +8,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * Linux futexes on shared memory, through libc's {@code syscall(2)}: a thread waits on a 32-bit word of a shared
@@ -71,7 +72,7 @@ public final class Futex {
             timeout.set(JAVA_LONG, 0, timeoutNanos / NANOS_PER_SECOND);
             timeout.set(JAVA_LONG, Long.BYTES, timeoutNanos % NANOS_PER_SECOND);
         }
-        call(word, FUTEX_WAIT, expected, timeout);
+        call(word.address(), FUTEX_WAIT, expected, timeout);
     }
 
     /**
@@ -80,14 +81,26 @@ public final class Futex {
      * @param word the shared memory holding the word.
      */
     public static void wake(final MemorySegment word) {
-        call(word, FUTEX_WAKE, Integer.MAX_VALUE, MemorySegment.NULL);
+        wake(word, 0);
     }
 
-    private static void call(final MemorySegment word, final int operation, final int value,
+    /**
+     * Wake every thread waiting on the word at {@code offset} of {@code segment}, in any process; allocates nothing
+     * (no slice).
+     *
+     * @param segment the shared memory holding the word.
+     * @param offset the word's offset, 4-byte aligned, inside the segment.
+     */
+    public static void wake(final MemorySegment segment, final long offset) {
+        Objects.checkFromIndexSize(offset, Integer.BYTES, segment.byteSize());
+        call(segment.address() + offset, FUTEX_WAKE, Integer.MAX_VALUE, MemorySegment.NULL);
+    }
+
+    private static void call(final long word, final int operation, final int value,
         final MemorySegment timeout) {
         try {
             // -1 with EAGAIN (the word changed), EINTR or ETIMEDOUT: the caller re-checks its condition either way
-            final long ignored = (long) CALLS.syscall.invokeExact(CALLS.number, word.address(), (long) operation,
+            final long ignored = (long) CALLS.syscall.invokeExact(CALLS.number, word, (long) operation,
                 (long) value, timeout.address(), 0L, 0L);
         } catch (final Throwable ex) {
             throw new IllegalStateException("futex(" + (operation == FUTEX_WAIT ? "FUTEX_WAIT" : "FUTEX_WAKE")

@@ -241,7 +241,7 @@ final class ShmCompletionQueue implements CompletionQueue {
     static void wakeWaiter(final MemorySegment armedWord) {
         if (Futex.isAvailable()) {
             Atomics.getAndAddInt(armedWord, WAITER_OFFSET, 1);
-            Futex.wake(armedWord.asSlice(WAITER_OFFSET, Integer.BYTES));
+            Futex.wake(armedWord, WAITER_OFFSET);
         }
     }
 

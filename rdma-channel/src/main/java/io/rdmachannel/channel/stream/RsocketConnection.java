@@ -13,8 +13,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -67,6 +69,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private final ReceivePath receive;
     private volatile ReadinessObserver observer;
     private volatile boolean armed;
+    private final AtomicInteger directWaiters = new AtomicInteger();
     private volatile IOException failure;
     private PeerConnectionData peer;
     private SocketAddress localAddress;
@@ -261,6 +264,69 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         if (state.readinessChanged) {
             state.readinessChanged = false;
             notifyObserver();
+            wakeDirectWaiters();
+        }
+    }
+
+    // ----- direct waits -----
+
+    @Override
+    public boolean supportsDirectWait() {
+        final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
+        final CompletionQueue sendQueue = resources.sendCompletionQueue;
+        return receiveQueue != null && sendQueue != null && receiveQueue.supportsDirectWait()
+            && sendQueue.supportsDirectWait();
+    }
+
+    /**
+     * Arm the one queue the caller's event arrives on, look again, and park on it. A writer short of the peer's
+     * credits waits on the receive queue; if, once armed, it turns out to wait for its own sends instead (or the
+     * other way round: the receiver adopted credits meanwhile), it arms the other queue and looks again.
+     */
+    @Override
+    public void awaitDirect(final int interest, final long timeoutNanos, final BooleanSupplier stillWaiting) {
+        final boolean writer = (interest & StreamReadiness.WRITE) != 0;
+        directWaiters.incrementAndGet();
+        try {
+            boolean peerSide = !writer || send.shortOfPeer();
+            while (true) {
+                final CompletionQueue queue = peerSide ? resources.receiveCompletionQueue
+                    : resources.sendCompletionQueue;
+                if (queue == null || state.phase != ConnectionState.PHASE_ESTABLISHED) {
+                    return;
+                }
+                final int ticket;
+                try {
+                    ticket = queue.requestWaiterWakeup();
+                } catch (final IllegalStateException closed) {
+                    return;
+                }
+                if (((writer ? readyOps() : readableOps()) & interest) != 0 || !stillWaiting.getAsBoolean()) {
+                    return;
+                }
+                if (writer && send.shortOfPeer() != peerSide) {
+                    peerSide = !peerSide;
+                    continue;
+                }
+                queue.awaitWakeup(ticket, timeoutNanos);
+                return;
+            }
+        } finally {
+            directWaiters.decrementAndGet();
+        }
+    }
+
+    @Override
+    public void wakeDirectWaiters() {
+        if (directWaiters.get() > 0) {
+            final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
+            final CompletionQueue sendQueue = resources.sendCompletionQueue;
+            if (receiveQueue != null) {
+                receiveQueue.wakeWaiters();
+            }
+            if (sendQueue != null) {
+                sendQueue.wakeWaiters();
+            }
         }
     }
 

@@ -296,10 +296,27 @@ final class SendPath {
     }
 
     private void noteWaiting() {
-        final boolean waiting = peer == null || !CreditSequence.hasCredit(sendSequence, sendLimit)
-            || targets.remaining() == 0 || state.awaitingFirstMessage;
+        final boolean waiting = shortOfPeerLocked();
         if (waiting != waitingForPeer) {
             waitingForPeer = waiting;
+        }
+    }
+
+    private boolean shortOfPeerLocked() {
+        return peer == null || !CreditSequence.hasCredit(sendSequence, sendLimit) || targets.remaining() == 0
+            || state.awaitingFirstMessage;
+    }
+
+    /**
+     * Whether sending now waits for something only the peer gives (credits, a target region, the first message),
+     * which arrives on the receive completion queue; otherwise for its own sends to complete (slots, ring space).
+     */
+    boolean shortOfPeer() {
+        lock();
+        try {
+            return shortOfPeerLocked();
+        } finally {
+            unlock();
         }
     }
 

@@ -3,6 +3,7 @@ package io.rdmachannel.channel.stream;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
+import java.util.function.BooleanSupplier;
 
 /**
  * An established byte stream. All calls are non-blocking. At most one thread reads and one thread writes at a
@@ -74,6 +75,41 @@ public interface StreamConnection extends AutoCloseable {
      * @return {@link #readyOps()} at the end.
      */
     int spin(long nanos, int interest);
+
+    /**
+     * Whether a platform thread can wait for this connection itself ({@link #awaitDirect}), woken by the event it
+     * waits for (the peer's message, a send completion) without a poller thread in between.
+     *
+     * @return false where only {@link #arm()} and the observer report readiness.
+     */
+    default boolean supportsDirectWait() {
+        return false;
+    }
+
+    /**
+     * Park the calling platform thread until what {@code interest} waits for may have happened: a reader waits for
+     * the receive side only (a send completion does not wake it); a writer for the peer's credits or regions when it
+     * is short of them, else for its own sends to complete. Returns at once if the connection is ready for
+     * {@code interest}, or if {@code stillWaiting} says no after the thread registered as a waiter (so a
+     * {@link #wakeDirectWaiters()} after the caller's state change cannot be missed). Spurious returns are possible:
+     * the caller tries its operation and waits again. Virtual threads must not call it: it blocks the carrier.
+     *
+     * @param interest {@link StreamReadiness#READ} or {@link StreamReadiness#WRITE}.
+     * @param timeoutNanos the longest wait, negative for none.
+     * @param stillWaiting checked after registering: false returns at once (the channel closed or shut down).
+     * @throws UnsupportedOperationException if {@link #supportsDirectWait()} is false.
+     */
+    default void awaitDirect(final int interest, final long timeoutNanos, final BooleanSupplier stillWaiting) {
+        throw new UnsupportedOperationException("this connection cannot wake a waiting thread directly");
+    }
+
+    /**
+     * Wake every thread in {@link #awaitDirect} (a close, a shutdown, an interrupt). Cheap when none waits; safe
+     * from any thread.
+     */
+    default void wakeDirectWaiters() {
+        // nobody waits directly
+    }
 
     /**
      * End this side's output (a half-close); the peer reads end of stream after the bytes written so far.
