@@ -17,6 +17,9 @@ final class Await {
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(20);
 
     private static final long MAX_BACKOFF_NANOS = Duration.ofMillis(2).toNanos();
+    /** The methods that wait in a system call made through FFM: class name, a dot, method name. */
+    private static final Set<String> BLOCKING_DOWNCALLS = Set.of(
+        "io.rdmachannel.channel.internal.Futex.call", "io.rdmachannel.ffm.internal.LibC.poll");
 
     private Await() {
     }
@@ -84,6 +87,15 @@ final class Await {
         }
         final Thread.State state = thread.getState();
         return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
-            || state == Thread.State.BLOCKED || frames[0].isNativeMethod();
+            || state == Thread.State.BLOCKED || frames[0].isNativeMethod() || isBlockingDowncall(frames[0]);
+    }
+
+    /**
+     * A thread waiting in a system call made through FFM is RUNNABLE and its innermost visible frame is the Java
+     * method that made the downcall (the stub's frames are hidden): the futex of the shm provider, the poll(2) of
+     * the poll(2) of the native provider's direct waits.
+     */
+    private static boolean isBlockingDowncall(final StackTraceElement frame) {
+        return BLOCKING_DOWNCALLS.contains(frame.getClassName() + "." + frame.getMethodName());
     }
 }
