@@ -5,25 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmachannel.channel.spi.RdmaProviders;
-
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A platform thread waiting on a connection itself ({@link StreamConnection#awaitDirect}): woken by the event it
@@ -38,48 +31,14 @@ class DirectWaitStreamTest {
     /** How long establishment's grants and a new waiter are given to settle. */
     private static final long SETTLE_MILLIS = 100;
 
-    private StreamTransport transport;
-    private ExecutorService threads;
-    private StreamListener listener;
-    private final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
-    private final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
-    private StreamConnection client;
-    private StreamConnection server;
+    @RegisterExtension
+    final StreamPairFixture pair = new StreamPairFixture();
+
     private final AtomicInteger returns = new AtomicInteger();
 
-    @BeforeEach
-    void open() {
-        transport = StreamTransports.open(RdmaProviders.byName("shm"));
-        threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
-    }
-
-    @AfterEach
-    void close() {
-        if (client != null) {
-            client.wakeDirectWaiters();
-            client.close();
-        }
-        if (server != null) {
-            server.close();
-        }
-        if (listener != null) {
-            listener.close();
-        }
-        threads.shutdownNow();
-        StreamTransports.close(transport);
-    }
-
     private void connect(final StreamOptions options) throws IOException {
-        listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8, options,
-            serverWaker);
-        client = BlockingStream.connect(transport.connect(listener.localAddress(), null, options, clientWaker),
-            clientWaker);
-        server = BlockingStream.accept(listener, serverWaker);
-        assertTrue(client.supportsDirectWait(), "shm completion queues wake a waiting thread directly");
-    }
-
-    private String describe() {
-        return "client " + client.describe() + "; server " + server.describe();
+        pair.connect(options);
+        assertTrue(pair.client.supportsDirectWait(), "shm completion queues wake a waiting thread directly");
     }
 
     /**
@@ -87,16 +46,16 @@ class DirectWaitStreamTest {
      * each return counts in {@link #returns}.
      */
     private Future<?> waiter(final int interest, final BooleanSupplier done) {
-        return threads.submit(() -> {
+        return pair.threads.submit(() -> {
             while (!done.getAsBoolean()) {
-                client.awaitDirect(interest, -1, () -> !done.getAsBoolean());
+                pair.client.awaitDirect(interest, -1, () -> !done.getAsBoolean());
                 returns.incrementAndGet();
             }
         });
     }
 
     private boolean readable() {
-        return (client.readyOps() & StreamReadiness.READ) != 0;
+        return (pair.client.readyOps() & StreamReadiness.READ) != 0;
     }
 
     /**
@@ -104,8 +63,8 @@ class DirectWaitStreamTest {
      */
     private void settle() throws InterruptedException {
         Thread.sleep(SETTLE_MILLIS);
-        client.readyOps();
-        server.readyOps();
+        pair.client.readyOps();
+        pair.server.readyOps();
     }
 
     @Test
@@ -115,10 +74,10 @@ class DirectWaitStreamTest {
         final Future<?> waiting = waiter(StreamReadiness.READ, this::readable);
         Thread.sleep(SETTLE_MILLIS);
         final byte[] data = {1, 2, 3, 4, 5, 6, 7, 8};
-        BlockingStream.writeFully(server, ByteBuffer.wrap(data), serverWaker);
+        BlockingStream.writeFully(pair.server, ByteBuffer.wrap(data), pair.serverWaker);
         waiting.get(WAKE_SECONDS, TimeUnit.SECONDS);
         final ByteBuffer received = ByteBuffer.allocate(data.length);
-        assertEquals(data.length, client.read(received), this::describe);
+        assertEquals(data.length, pair.client.read(received), pair::describe);
         assertArrayEquals(data, received.array());
     }
 
@@ -131,12 +90,12 @@ class DirectWaitStreamTest {
         Thread.sleep(SETTLE_MILLIS);
         final int before = returns.get();
         for (int i = 0; i < 16; i++) {
-            BlockingStream.writeFully(client, ByteBuffer.allocate(64), clientWaker);
+            BlockingStream.writeFully(pair.client, ByteBuffer.allocate(64), pair.clientWaker);
         }
         Thread.sleep(QUIET_MILLIS);
-        assertEquals(before, returns.get(), () -> "a send completion woke the reader: " + describe());
+        assertEquals(before, returns.get(), () -> "a send completion woke the reader: " + pair.describe());
         stop.set(true);
-        client.wakeDirectWaiters();
+        pair.client.wakeDirectWaiters();
         waiting.get(WAKE_SECONDS, TimeUnit.SECONDS);
     }
 
@@ -151,19 +110,19 @@ class DirectWaitStreamTest {
         final ByteBuffer chunk = ByteBuffer.allocate(4096);
         long written = 0;
         while (true) {
-            final int n = client.write(chunk.clear());
-            if (n == 0 && (client.readyOps() & StreamReadiness.WRITE) == 0) {
+            final int n = pair.client.write(chunk.clear());
+            if (n == 0 && (pair.client.readyOps() & StreamReadiness.WRITE) == 0) {
                 break;
             }
             written += n;
         }
         final Future<?> waiting = waiter(StreamReadiness.WRITE,
-            () -> (client.readyOps() & StreamReadiness.WRITE) != 0);
+            () -> (pair.client.readyOps() & StreamReadiness.WRITE) != 0);
         Thread.sleep(SETTLE_MILLIS);
         final ByteBuffer sink = ByteBuffer.allocate(64 << 10);
         long read = 0;
         while (read < written) {
-            read += BlockingStream.read(server, sink.clear(), serverWaker);
+            read += BlockingStream.read(pair.server, sink.clear(), pair.serverWaker);
         }
         waiting.get(WAKE_SECONDS, TimeUnit.SECONDS);
     }
@@ -177,7 +136,7 @@ class DirectWaitStreamTest {
         Thread.sleep(SETTLE_MILLIS);
         assertFalse(waiting.isDone());
         stop.set(true);
-        client.wakeDirectWaiters();
+        pair.client.wakeDirectWaiters();
         waiting.get(WAKE_SECONDS, TimeUnit.SECONDS);
     }
 
@@ -186,7 +145,7 @@ class DirectWaitStreamTest {
         connect(new StreamOptions());
         settle();
         final AtomicBoolean asked = new AtomicBoolean();
-        threads.submit(() -> client.awaitDirect(StreamReadiness.READ, -1, () -> {
+        pair.threads.submit(() -> pair.client.awaitDirect(StreamReadiness.READ, -1, () -> {
             asked.set(true);
             return false;
         })).get(WAKE_SECONDS, TimeUnit.SECONDS);
@@ -199,8 +158,8 @@ class DirectWaitStreamTest {
         settle();
         final Future<?> waiting = waiter(StreamReadiness.READ, this::readable);
         Thread.sleep(SETTLE_MILLIS);
-        server.close();
-        server = null;
+        pair.server.close();
+        pair.server = null;
         try {
             waiting.get(WAKE_SECONDS, TimeUnit.SECONDS);
         } catch (final ExecutionException ex) {

@@ -4,26 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import io.rdmachannel.channel.spi.RdmaProviders;
-
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -36,46 +29,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class DuplexStreamTest {
     private static final long LOCK_HOLD_TIMEOUT_SECONDS = 10;
 
-    private StreamTransport transport;
-    private ExecutorService threads;
-    private StreamListener listener;
-    private final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
-    private final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
-    private StreamConnection client;
-    private StreamConnection server;
-
-    @BeforeEach
-    void open() {
-        transport = StreamTransports.open(RdmaProviders.byName("shm"));
-        threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
-    }
-
-    @AfterEach
-    void close() {
-        if (client != null) {
-            client.close();
-        }
-        if (server != null) {
-            server.close();
-        }
-        if (listener != null) {
-            listener.close();
-        }
-        threads.shutdownNow();
-        StreamTransports.close(transport);
-    }
-
-    private void connect(final StreamOptions options) throws IOException {
-        listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8, options,
-            serverWaker);
-        client = BlockingStream.connect(transport.connect(listener.localAddress(), null, options, clientWaker),
-            clientWaker);
-        server = BlockingStream.accept(listener, serverWaker);
-    }
-
-    private String describe() {
-        return "client " + client.describe() + "; server " + server.describe();
-    }
+    @RegisterExtension
+    final StreamPairFixture pair = new StreamPairFixture();
 
     static Stream<Arguments> rings() {
         return Stream.of(
@@ -89,13 +44,13 @@ class DuplexStreamTest {
     @MethodSource("rings")
     void shouldReadAndWriteConcurrentlyBothWays(final String name, final StreamOptions options, final int total)
         throws Exception {
-        connect(options);
-        final CompletableFuture<Long> clientSent = writer(client, clientWaker, total, 1);
-        final CompletableFuture<Long> serverSent = writer(server, serverWaker, total, 2);
-        final CompletableFuture<Long> clientReceived = reader(client, clientWaker);
-        final CompletableFuture<Long> serverReceived = reader(server, serverWaker);
-        assertEquals(clientSent.get(60, TimeUnit.SECONDS), serverReceived.get(60, TimeUnit.SECONDS), this::describe);
-        assertEquals(serverSent.get(60, TimeUnit.SECONDS), clientReceived.get(60, TimeUnit.SECONDS), this::describe);
+        pair.connect(options);
+        final CompletableFuture<Long> clientSent = writer(pair.client, pair.clientWaker, total, 1);
+        final CompletableFuture<Long> serverSent = writer(pair.server, pair.serverWaker, total, 2);
+        final CompletableFuture<Long> clientReceived = reader(pair.client, pair.clientWaker);
+        final CompletableFuture<Long> serverReceived = reader(pair.server, pair.serverWaker);
+        assertEquals(clientSent.get(60, TimeUnit.SECONDS), serverReceived.get(60, TimeUnit.SECONDS), pair::describe);
+        assertEquals(serverSent.get(60, TimeUnit.SECONDS), clientReceived.get(60, TimeUnit.SECONDS), pair::describe);
     }
 
     /**
@@ -121,7 +76,7 @@ class DuplexStreamTest {
                 throw new IllegalStateException(ex);
             }
             return crc.getValue();
-        }, threads);
+        }, pair.threads);
     }
 
     /**
@@ -129,7 +84,7 @@ class DuplexStreamTest {
      */
     private CompletableFuture<Long> reader(final StreamConnection connection, final BlockingStream.Waker waker) {
         return CompletableFuture.supplyAsync(() -> {
-            final Random sizes = new Random(connection == client ? 3 : 4);
+            final Random sizes = new Random(connection == pair.client ? 3 : 4);
             final ByteBuffer buffer = ByteBuffer.allocate(200_000);
             final CRC32 crc = new CRC32();
             try {
@@ -141,7 +96,7 @@ class DuplexStreamTest {
                 throw new IllegalStateException(ex);
             }
             return crc.getValue();
-        }, threads);
+        }, pair.threads);
     }
 
     /**
@@ -151,17 +106,17 @@ class DuplexStreamTest {
      */
     @Test
     void shouldReadWhileTheSendLockIsHeld() throws Exception {
-        connect(new StreamOptions());
+        pair.connect(new StreamOptions());
         final byte[] data = randomBytes(32 << 10);
-        BlockingStream.writeFully(client, ByteBuffer.wrap(data), clientWaker);
+        BlockingStream.writeFully(pair.client, ByteBuffer.wrap(data), pair.clientWaker);
         final ByteBuffer received = ByteBuffer.allocate(data.length);
-        whileHeld(((RsocketConnection) server).sendLock(), () -> {
+        whileHeld(((RsocketConnection) pair.server).sendLock(), () -> {
             while (received.hasRemaining()) {
-                BlockingStream.read(server, received, serverWaker);
+                BlockingStream.read(pair.server, received, pair.serverWaker);
             }
             return null;
         });
-        assertArrayEquals(data, received.array(), this::describe);
+        assertArrayEquals(data, received.array(), pair::describe);
     }
 
     /**
@@ -170,17 +125,17 @@ class DuplexStreamTest {
      */
     @Test
     void shouldWriteWhileTheReceiveLockIsHeld() throws Exception {
-        connect(new StreamOptions());
+        pair.connect(new StreamOptions());
         final byte[] data = randomBytes(32 << 10);
-        whileHeld(((RsocketConnection) client).receiveLock(), () -> {
-            BlockingStream.writeFully(client, ByteBuffer.wrap(data), clientWaker);
+        whileHeld(((RsocketConnection) pair.client).receiveLock(), () -> {
+            BlockingStream.writeFully(pair.client, ByteBuffer.wrap(data), pair.clientWaker);
             return null;
         });
         final ByteBuffer received = ByteBuffer.allocate(data.length);
         while (received.hasRemaining()) {
-            BlockingStream.read(server, received, serverWaker);
+            BlockingStream.read(pair.server, received, pair.serverWaker);
         }
-        assertArrayEquals(data, received.array(), this::describe);
+        assertArrayEquals(data, received.array(), pair::describe);
     }
 
     /**
@@ -201,7 +156,7 @@ class DuplexStreamTest {
             } finally {
                 lock.unlock();
             }
-        }, threads);
+        }, pair.threads);
         held.await();
         try {
             final CompletableFuture<Void> result = CompletableFuture.supplyAsync(() -> {
@@ -210,7 +165,7 @@ class DuplexStreamTest {
                 } catch (final Exception ex) {
                     throw new IllegalStateException(ex);
                 }
-            }, threads);
+            }, pair.threads);
             result.get(LOCK_HOLD_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             assertFalse(holder.isDone(), "the lock was held all along");
         } finally {
