@@ -55,6 +55,7 @@ final class BenchRun {
         try (ServerProcess server = ServerProcess.start(options.transports(), options.address())) {
             err.println("bench: server " + server.readyLine() + "; client pid " + ProcessHandle.current().pid()
                 + (provider == null ? "" : ", provider " + provider) + "; " + total + " measurements");
+            warmUpJvms(server);
             // the transports of one mode, test and size are measured one right after the other, so the ratios
             // between them see the same machine (load drifts over a long run)
             int index = 0;
@@ -117,6 +118,34 @@ final class BenchRun {
     }
 
     private static final int MAX_CHURN_WARM_UP = 1000;
+
+    /**
+     * One untimed latency run of each transport and mode at the smallest size, results dropped: the
+     * per-measurement warm-up ({@code --warmup}) warms a connection, this warms both JVMs, so that whichever
+     * transport is measured first does not pay alone for the JIT compiling the code they share (the benchmark's loops,
+     * the server) and its own first compilations.
+     */
+    private void warmUpJvms(final ServerProcess server) {
+        final int size = options.sizes().stream().mapToInt(Integer::intValue).min().orElseThrow();
+        err.println("bench: warming up both JVMs: an untimed latency run of each transport and mode at " + size
+            + " bytes");
+        for (final Mode mode : options.modes()) {
+            for (final Transport transport : options.transports()) {
+                final Combination combination = new Combination(transport, null, mode, Workload.LATENCY, size);
+                final Future<BenchResult> future = executor.submit(task(server.address(transport), combination));
+                try {
+                    future.get(options.timeoutSeconds(), TimeUnit.SECONDS);
+                } catch (final ExecutionException | TimeoutException ex) {
+                    // the measurements of this transport will fail or hang the same way and be reported
+                    future.cancel(true);
+                    err.println("bench: warm-up of " + combination.describe() + " failed: " + ex);
+                } catch (final InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", ex);
+                }
+            }
+        }
+    }
 
     private void measure(final int index, final ServerProcess server, final Combination combination) {
         progress.begin(index, combination.describe());
