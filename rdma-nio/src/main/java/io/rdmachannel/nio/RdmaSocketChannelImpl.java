@@ -1246,6 +1246,10 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
      */
     private void wakeBlockedThreads() {
         relay.onReadiness();
+        wakeDirectWaiters();
+    }
+
+    private void wakeDirectWaiters() {
         final StreamConnection stream = connection;
         if (stream != null) {
             stream.wakeDirectWaiters();
@@ -1436,10 +1440,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         }
         // wake threads parked in read, write or connect: they see the channel closed
         relay.signal();
-        final StreamConnection stream = connection;
-        if (stream != null) {
-            stream.wakeDirectWaiters();
-        }
+        wakeDirectWaiters();
         if (!isBlocking()) {
             // wait for non-blocking operations in progress to finish
             readLock.lock();

@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -914,9 +915,17 @@ final class ShmQueuePair implements QueuePair {
      * @param gone whether the peer is gone (its link ended or it was destroyed) rather than in ERROR.
      */
     void onPeerFailure(final ShmLink via, final int peerNumber, final boolean gone) {
+        failConnection(() -> isCurrentPeer(via, peerNumber), gone);
+    }
+
+    /**
+     * Move to ERROR if {@code current} (checked under the send lock) says the news is about this connection, then
+     * signal both completion queues.
+     */
+    private void failConnection(final BooleanSupplier current, final boolean gone) {
         sendLock.lock();
         try {
-            if (closed || !isCurrentPeer(via, peerNumber)) {
+            if (closed || !current.getAsBoolean()) {
                 return;
             }
             if (gone) {
@@ -1014,19 +1023,7 @@ final class ShmQueuePair implements QueuePair {
      * The peer connected to was destroyed before its link was attached (agent thread).
      */
     private void onPeerVanished(final RemotePeer peer) {
-        sendLock.lock();
-        try {
-            if (closed || remote != peer) {
-                return;
-            }
-            peerGone = true;
-            moveToErrorLocked();
-            progressLocked();
-        } finally {
-            sendLock.unlock();
-        }
-        sendCompletionQueue.signalAfterPeerLoss();
-        receiveCompletionQueue.signalAfterPeerLoss();
+        failConnection(() -> remote == peer, true);
     }
 
     /**

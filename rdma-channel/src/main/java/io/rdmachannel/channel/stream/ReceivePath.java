@@ -304,17 +304,7 @@ final class ReceivePath {
     int read(final ByteBuffer dst) throws IOException {
         lock();
         try {
-            state.ensureEstablished();
-            poll();
-            if (state.inputShutdown) {
-                return -1;
-            }
-            final int count = take(dst);
-            if (count > 0) {
-                giveCredits();
-                return count;
-            }
-            return endOfInput();
+            return startRead() ? (int) endRead(take(dst)) : -1;
         } finally {
             unlock();
         }
@@ -323,23 +313,39 @@ final class ReceivePath {
     long read(final ByteBuffer[] dsts, final int offset, final int length) throws IOException {
         lock();
         try {
-            state.ensureEstablished();
-            poll();
-            if (state.inputShutdown) {
+            if (!startRead()) {
                 return -1;
             }
             long total = 0;
             for (int i = offset; i < offset + length && messageCount > 0; i++) {
                 total += take(dsts[i]);
             }
-            if (total > 0) {
-                giveCredits();
-                return total;
-            }
-            return endOfInput();
+            return endRead(total);
         } finally {
             unlock();
         }
+    }
+
+    /**
+     * Poll before a read (lock held).
+     *
+     * @return false if the input is shut down: the read returns -1.
+     */
+    private boolean startRead() throws IOException {
+        state.ensureEstablished();
+        poll();
+        return !state.inputShutdown;
+    }
+
+    /**
+     * Grant for what a read took, or report the end of the input if it took nothing (lock held).
+     */
+    private long endRead(final long taken) throws IOException {
+        if (taken > 0) {
+            giveCredits();
+            return taken;
+        }
+        return endOfInput();
     }
 
     private int endOfInput() throws IOException {
