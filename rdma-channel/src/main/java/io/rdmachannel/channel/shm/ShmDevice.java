@@ -83,9 +83,10 @@ final class ShmDevice implements RdmaDevice {
             1L << 30,
             4096,
             configuration.transport() == ShmConfiguration.Transport.IWARP
-                ? EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.SYNCHRONOUS_TRANSFER)
+                ? EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.SYNCHRONOUS_TRANSFER,
+                    DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY)
                 : EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE,
-                    DeviceCapability.SYNCHRONOUS_TRANSFER));
+                    DeviceCapability.SYNCHRONOUS_TRANSFER, DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY));
         this.filePool = new ShmFilePool(folder, configuration);
         this.idleNanos = TimeUnit.MILLISECONDS.toNanos(configuration.poolIdleMillis());
         this.agent = new ShmAgent(this, folder.resolve(ShmAgent.SOCKET_FILE));

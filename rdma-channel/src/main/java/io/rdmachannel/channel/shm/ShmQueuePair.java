@@ -85,6 +85,8 @@ final class ShmQueuePair implements QueuePair {
     private int retryAttempts;
     private boolean errorHandled;
     private boolean retryScheduled;
+    /** The send slot whose inline payload is still in the caller's buffers (during its post), or -1. */
+    private int inlineAtSource = -1;
     private boolean awaitingInitiator;
     private long initiatorBaseline;
     private volatile boolean brokeSendFirstRule;
@@ -489,17 +491,27 @@ final class ShmQueuePair implements QueuePair {
                 throw new IllegalStateException("send queue of queue pair " + number + " is full: "
                     + maxSendWorkRequests + " requests are outstanding; poll their completions first");
             }
-            final int slotIndex = (int) (sendPosted % maxSendWorkRequests);
+            final long sequence = sendPosted;
+            final int slotIndex = (int) (sequence % maxSendWorkRequests);
             sendSlots[slotIndex].copyFrom(send);
-            if ((send.flags & SendFlags.INLINE) != 0) {
-                copyInline(send, slotIndex);
-            }
+            final boolean inline = (send.flags & SendFlags.INLINE) != 0;
             // a request waiting at the head is retried by its timer or a wake-up; retrying it here would spend
             // its retries on unrelated posts
             final boolean headWaiting = sendExecuted < sendPosted;
             sendPosted++;
             if (!headWaiting || state == QueuePairState.ERROR.code()) {
-                progressLocked();
+                // executed now, an inline payload goes straight from the caller's buffers, still valid during the
+                // post, to the peer: one copy, not two
+                inlineAtSource = inline ? slotIndex : -1;
+                try {
+                    progressLocked();
+                } finally {
+                    inlineAtSource = -1;
+                }
+            }
+            if (inline && sendExecuted <= sequence) {
+                // it waits: keep its payload, the caller may reuse its buffers when the post returns
+                copyInline(send, slotIndex);
             }
         } finally {
             sendLock.unlock();
@@ -813,7 +825,7 @@ final class ShmQueuePair implements QueuePair {
      */
     private void gatherRange(final ShmSendWorkRequest request, final int slotIndex, final boolean inline,
         final long from, final MemorySegment target, final long targetOffset, final long length) {
-        if (inline) {
+        if (inline && slotIndex != inlineAtSource) {
             MemorySegment.copy(inlineArea, (long) slotIndex * maxInlineData + from, target, targetOffset, length);
             return;
         }
@@ -826,9 +838,13 @@ final class ShmQueuePair implements QueuePair {
                 continue;
             }
             final long chunk = Math.min(sgeLength - skip, length - done);
-            final ShmMemoryRegion region = device.localRegion(request.sgeLocalKeys[i]);
-            MemorySegment.copy(region.segment(), region.offsetOf(request.sgeAddresses[i], sgeLength) + skip,
-                target, targetOffset + done, chunk);
+            if (inline) {
+                MemorySegment.copy(ALL_MEMORY, request.sgeAddresses[i] + skip, target, targetOffset + done, chunk);
+            } else {
+                final ShmMemoryRegion region = device.localRegion(request.sgeLocalKeys[i]);
+                MemorySegment.copy(region.segment(), region.offsetOf(request.sgeAddresses[i], sgeLength) + skip,
+                    target, targetOffset + done, chunk);
+            }
             done += chunk;
             skip = 0;
         }

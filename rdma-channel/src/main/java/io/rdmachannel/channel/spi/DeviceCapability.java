@@ -20,5 +20,12 @@ public enum DeviceCapability {
      * shared-memory provider, and no adapter works alongside. Cutting a write into small first chunks, so the copy
      * into a send ring overlaps an adapter's transfer of the chunk before (as rsockets does), gains nothing then.
      */
-    SYNCHRONOUS_TRANSFER
+    SYNCHRONOUS_TRANSFER,
+    /**
+     * The posting thread reads a send's local entries with the CPU, so registering memory for local access costs
+     * nothing and may span any native memory, even the whole address space
+     * ({@code MemorySegment.NULL.reinterpret(Long.MAX_VALUE)}): a send may then take its bytes straight from any
+     * buffer of the process, as on the shared-memory provider. Remote access still needs memory the device exposes.
+     */
+    LOCAL_ACCESS_TO_ANY_MEMORY
 }

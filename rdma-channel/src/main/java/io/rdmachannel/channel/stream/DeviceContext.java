@@ -1,12 +1,14 @@
 package io.rdmachannel.channel.stream;
 
 import io.rdmachannel.channel.internal.BufferRegistry;
+import io.rdmachannel.channel.spi.DeviceCapability;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.ReadinessSource;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.function.IntConsumer;
 
@@ -26,6 +28,7 @@ final class DeviceContext implements AutoCloseable {
     private final RdmaDevice device;
     private final ProtectionDomain protectionDomain;
     private final ReadinessSource readinessSource;
+    private final MemoryRegion processMemory;
     private final Thread poller;
     private final ReadinessSource.ReadyHandler dispatch = this::dispatch;
     private volatile RsocketConnection[] connections = new RsocketConnection[64];
@@ -43,6 +46,15 @@ final class DeviceContext implements AutoCloseable {
         try {
             this.readinessSource = device.createReadinessSource();
         } catch (final IOException | RuntimeException ex) {
+            protectionDomain.close();
+            throw ex;
+        }
+        try {
+            // local read access to all of the process: a send source, never reachable by a peer
+            this.processMemory = device.attributes().has(DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY)
+                ? protectionDomain.register(MemorySegment.NULL.reinterpret(Long.MAX_VALUE), 0) : null;
+        } catch (final IOException | RuntimeException ex) {
+            readinessSource.close();
             protectionDomain.close();
             throw ex;
         }
@@ -110,6 +122,14 @@ final class DeviceContext implements AutoCloseable {
             registeredBuffers = copy;
             region.close();
         }
+    }
+
+    /**
+     * A registration of all of the process's memory for local access, so a send may take its bytes straight from
+     * any direct buffer; null unless the device has {@link DeviceCapability#LOCAL_ACCESS_TO_ANY_MEMORY}.
+     */
+    MemoryRegion processMemory() {
+        return processMemory;
     }
 
     RdmaDevice device() {
@@ -193,6 +213,9 @@ final class DeviceContext implements AutoCloseable {
                 }
             }
             registeredBuffers = new MemoryRegion[0];
+        }
+        if (processMemory != null) {
+            processMemory.close();
         }
         readinessSource.close();
         protectionDomain.close();

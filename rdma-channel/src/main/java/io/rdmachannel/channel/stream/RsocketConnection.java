@@ -518,6 +518,14 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         return send.zeroCopyBytes();
     }
 
+    /**
+     * Bytes sent straight from unregistered direct buffers (devices with
+     * {@link io.rdmachannel.channel.spi.DeviceCapability#LOCAL_ACCESS_TO_ANY_MEMORY}), for tests and diagnostics.
+     */
+    long directBytes() {
+        return send.directBytes();
+    }
+
     long keepAlivesSent() {
         return send.keepAlivesSent();
     }

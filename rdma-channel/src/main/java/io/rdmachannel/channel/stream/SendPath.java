@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.agrona.BufferUtil;
@@ -20,10 +21,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * The sending side of one connection: everything the writer owns. Each write is cut into chunks that never cross
- * the peer's current target region, copied into the send ring (or posted inline when small, or sent straight from a
- * registered buffer) and posted as DATA messages, gated by message credits ({@code sendSequence != sendLimit}), free
- * send slots and ring space. Control messages (credit grants, SHUTDOWN, DISCONNECT, keepalive) take the control
- * slots, {@code controlWindow} of the send queue, so data never starves them.
+ * the peer's current target region, copied into the send ring (or posted inline when small, or sent straight from the
+ * caller's buffer when it is registered or the device reads any local memory) and posted as DATA messages, gated by
+ * message credits ({@code sendSequence != sendLimit}), free send slots and ring space. Control messages (credit
+ * grants, SHUTDOWN, DISCONNECT, keepalive) take the control slots, {@code controlWindow} of the send queue, so data
+ * never starves them.
  *
  * <p>Locking: {@code sendLock} guards every field, every post on the queue pair's send queue and every poll of the
  * send completion queue. The writer holds it for a write. The receiver takes it after its own lock, and only to post
@@ -37,6 +39,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * serves it before it lets go; a writer short of credits or regions also looks for announcements itself.
  */
 final class SendPath {
+    private static final int SPINS_BEFORE_YIELD = 1000;
+
     private final ReentrantLock sendLock = new ReentrantLock();
     private final ConnectionState state;
     private final CompletionHandler completionHandler = this::onCompletion;
@@ -46,6 +50,12 @@ final class SendPath {
     private final int maxTransfer;
     private final int startTransfer;
     private final int sendLowWater;
+    /**
+     * How long a write waits for the sends it posted from the caller's buffer: they complete once the peer's
+     * adapter has the bytes, which a live peer's transport retries bound well within this; a peer that granted
+     * credits without posting receives for them (RNR retries are infinite) is cut off instead of hanging the write.
+     */
+    private final long sourceReleaseTimeoutNanos;
     private volatile boolean serviceRequested;
     private volatile boolean waitingForPeer;
 
@@ -59,6 +69,7 @@ final class SendPath {
     private int sendKey;
     private int sendBufferSize;
     private int inlineSize;
+    private MemoryRegion processMemory;
     private int slotsPerMessage = 1;
     private boolean synchronousTransfer;
     private UnsafeBuffer targetSgl;
@@ -71,6 +82,7 @@ final class SendPath {
     private int sendBufferHead;
     private int zeroCopyPending;
     private long zeroCopyBytes;
+    private long directBytes;
     private int seenAnnouncements;
     private CompletionStatus lastStatus;
 
@@ -80,6 +92,7 @@ final class SendPath {
         this.maxTransfer = configuration.maxTransferLength();
         this.startTransfer = configuration.transferStartLength();
         this.sendLowWater = configuration.sendLowWaterMark();
+        this.sourceReleaseTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(configuration.sendCompletionTimeoutMillis());
         this.targets = new TargetRegions(configuration.targetSglEntries(),
             configuration.peerMaxDataBufferLength());
         this.control = new ControlWindow(state, controlWindow);
@@ -97,6 +110,7 @@ final class SendPath {
         sendKey = resources.sendRegion.localKey();
         sendBufferSize = resources.sendBufferSize;
         inlineSize = resources.inlineSize;
+        processMemory = context.processMemory();
         slotsPerMessage = resources.slotsPerMessage();
         synchronousTransfer = resources.synchronousTransfer;
         targetSgl = new UnsafeBuffer(resources.targetRegion.segment().asByteBuffer());
@@ -341,30 +355,45 @@ final class SendPath {
     }
 
     /**
-     * Post as much of {@code src} as credits, slots, ring space and the target region allow. Bytes of a
-     * {@link io.rdmachannel.channel.RegisteredBuffers registered buffer} are sent straight from it (no ring space
-     * needed; the caller waits for those sends before it returns); other bytes are copied into the send ring, or
-     * posted inline when small. Out of credits or regions, it looks once more for what the receiver announced.
+     * Post as much of {@code src} as credits, slots, ring space and the target region allow. Bytes of a direct buffer
+     * are sent straight from it when they lie in a {@link io.rdmachannel.channel.RegisteredBuffers registered buffer}
+     * or the device reads any local memory ({@link DeviceContext#processMemory()}): no ring space is needed, the
+     * caller waits for those sends before it returns. Small chunks are posted inline, from a direct buffer itself
+     * (an inline post copies before it returns and needs no registration). Other bytes are copied into the send ring.
+     * Out of credits or regions, it looks once more for what the receiver announced.
      */
     private long put(final ByteBuffer src) {
         long total = 0;
-        final MemoryRegion registered = src.isDirect() && src.remaining() > inlineSize
-            ? context.registeredBuffer(BufferUtil.address(src) + src.position(), src.remaining()) : null;
+        final boolean direct = src.isDirect();
+        final long base = direct ? BufferUtil.address(src) : 0;
+        MemoryRegion source = direct && src.remaining() > inlineSize
+            ? context.registeredBuffer(base + src.position(), src.remaining()) : null;
+        final boolean registered = source != null;
+        if (source == null && direct) {
+            source = processMemory;
+        }
         // rsockets starts small so the copy into the ring overlaps the adapter's transfer of the chunk before; with
         // nothing to copy, or no adapter working alongside, whole chunks are cheaper
-        int transfer = registered != null || synchronousTransfer ? maxTransfer : startTransfer;
+        int transfer = source != null || synchronousTransfer ? maxTransfer : startTransfer;
         while (src.hasRemaining() && (canSend() || adoptAnnouncements() && canSend())) {
             int chunk = Math.min(Math.min(src.remaining(), transfer), targets.remaining());
             if (chunk <= inlineSize) {
-                sendView.put(sendBufferSize, src, src.position(), chunk);
-                dataRequest(MessageProxy.KIND_DATA_INLINE, chunk, SendFlags.INLINE)
-                    .sge(0, proxy.stageAddress(), chunk, sendKey);
+                long from = base + src.position();
+                if (!direct) {
+                    sendView.put(sendBufferSize, src, src.position(), chunk);
+                    from = proxy.stageAddress();
+                }
+                dataRequest(MessageProxy.KIND_DATA_INLINE, chunk, SendFlags.INLINE).sge(0, from, chunk, sendKey);
                 postData(chunk);
-            } else if (registered != null) {
+            } else if (source != null) {
                 dataRequest(MessageProxy.KIND_DATA_ZERO_COPY, chunk, 0)
-                    .sge(0, BufferUtil.address(src) + src.position(), chunk, registered.localKey());
+                    .sge(0, base + src.position(), chunk, source.localKey());
                 zeroCopyPending++;
-                zeroCopyBytes += chunk;
+                if (registered) {
+                    zeroCopyBytes += chunk;
+                } else {
+                    directBytes += chunk;
+                }
                 postData(chunk);
             } else {
                 if (sendBufferFree < Math.min(sendLowWater, sendBufferSize)) {
@@ -415,15 +444,33 @@ final class SendPath {
     }
 
     /**
-     * Poll until every send posted straight from a registered buffer has completed, so the caller may reuse the
+     * Poll until every send posted straight from the caller's buffer has completed, so the caller may reuse the
      * buffer when the write returns. A send completes once the peer's adapter has the bytes (or the queue pair
-     * failed and flushed it); the peer's threads play no part, so this ends within the transfer time.
+     * failed and flushed it); the peer's threads play no part, so this ends within the transfer time, at once on a
+     * device that transfers while posting. Past {@code rdmachannel.stream.sendCompletionTimeoutMillis} the
+     * connection fails: its queue pair goes to ERROR, which ends every transfer, and the write reports the failure.
      */
-    private void awaitZeroCopySent() {
+    private void awaitZeroCopySent() throws IOException {
+        long deadline = 0;
+        int idle = 0;
         while (zeroCopyPending > 0 && completionQueue != null) {
-            if (completionQueue.poll(completionHandler, 32) == 0) {
-                Thread.onSpinWait();
+            if (completionQueue.poll(completionHandler, 32) > 0) {
+                continue;
             }
+            if (++idle < SPINS_BEFORE_YIELD) {
+                Thread.onSpinWait();
+                continue;
+            }
+            final long now = System.nanoTime();
+            if (deadline == 0) {
+                deadline = now + sourceReleaseTimeoutNanos;
+            } else if (now - deadline > 0) {
+                state.fail(new IOException(zeroCopyPending + " sends from the caller's buffer did not complete "
+                    + "within " + TimeUnit.NANOSECONDS.toMillis(sourceReleaseTimeoutNanos)
+                    + " ms; the peer does not take what it granted credits for"), queuePair);
+                throw state.error();
+            }
+            Thread.yield();
         }
     }
 
@@ -551,6 +598,15 @@ final class SendPath {
         }
     }
 
+    long directBytes() {
+        lock();
+        try {
+            return directBytes;
+        } finally {
+            unlock();
+        }
+    }
+
     long keepAlivesSent() {
         lock();
         try {
@@ -566,7 +622,8 @@ final class SendPath {
     void describe(final StringBuilder out) {
         out.append("sendSequence=").append(sendSequence).append(", sendLimit=").append(sendLimit)
             .append(", sendSlots=").append(sendSlots).append(", sendBufferFree=").append(sendBufferFree)
-            .append(", zeroCopyBytes=").append(zeroCopyBytes).append(", ");
+            .append(", zeroCopyBytes=").append(zeroCopyBytes).append(", directBytes=").append(directBytes)
+            .append(", ");
         targets.describe(out);
         out.append(", ");
         control.describe(out);

@@ -91,6 +91,15 @@ public final class StreamConfiguration {
     public static final int POLLING_TIME_DEFAULT = 10;
 
     /**
+     * How long a write waits for the sends it posted straight from the caller's buffer (a registered buffer, or any
+     * direct buffer on a device that reads local memory with the CPU) before it fails the connection: a peer that
+     * granted credits without posting receives for them would otherwise hold the write, and its buffer, for ever.
+     */
+    public static final String SEND_COMPLETION_TIMEOUT_PROP_NAME = "rdmachannel.stream.sendCompletionTimeoutMillis";
+    /** Default for {@link #SEND_COMPLETION_TIMEOUT_PROP_NAME}. */
+    public static final int SEND_COMPLETION_TIMEOUT_DEFAULT = 10_000;
+
+    /**
      * Keepalive period in seconds for connections with {@code SO_KEEPALIVE} ({@code TCP_KEEPIDLE}): each period a
      * zero-length RDMA WRITE the peer never sees, so a dead peer shows up as a failed send.
      */
@@ -142,6 +151,7 @@ public final class StreamConfiguration {
     private final int sendLowWaterMark;
     private final int pollingTimeMicros;
     private final int keepAliveSeconds;
+    private final int sendCompletionTimeoutMillis;
     private final int resolveAttempts;
     private final int retryCount;
     private final int rnrRetryCount;
@@ -173,6 +183,8 @@ public final class StreamConfiguration {
         pollingTimeMicros = intProperty(properties, POLLING_TIME_PROP_NAME, POLLING_TIME_DEFAULT, 0, 1_000_000);
         keepAliveSeconds = intProperty(properties, KEEP_ALIVE_TIME_PROP_NAME, KEEP_ALIVE_TIME_DEFAULT, 1,
             Integer.MAX_VALUE);
+        sendCompletionTimeoutMillis = intProperty(properties, SEND_COMPLETION_TIMEOUT_PROP_NAME,
+            SEND_COMPLETION_TIMEOUT_DEFAULT, 1, 3_600_000);
         resolveAttempts = intProperty(properties, RESOLVE_ATTEMPTS_PROP_NAME, RESOLVE_ATTEMPTS_DEFAULT, 1, 10);
         retryCount = intProperty(properties, RETRY_COUNT_PROP_NAME, RETRY_COUNT_DEFAULT, 0, 7);
         rnrRetryCount = intProperty(properties, RNR_RETRY_COUNT_PROP_NAME, RNR_RETRY_COUNT_DEFAULT, 0, 7);
@@ -376,6 +388,15 @@ public final class StreamConfiguration {
         return keepAliveSeconds;
     }
 
+    /**
+     * How long a write waits for its sends from the caller's buffer.
+     *
+     * @return milliseconds.
+     */
+    public int sendCompletionTimeoutMillis() {
+        return sendCompletionTimeoutMillis;
+    }
+
     private static int kernelKeepAliveTime() {
         try {
             final String text = Files.readString(Path.of(
@@ -447,6 +468,7 @@ public final class StreamConfiguration {
             + ", sendLowWaterMark=" + sendLowWaterMark
             + ", pollingTimeMicros=" + pollingTimeMicros
             + ", keepAliveSeconds=" + keepAliveSeconds
+            + ", sendCompletionTimeoutMillis=" + sendCompletionTimeoutMillis
             + ", resolveAttempts=" + resolveAttempts
             + ", retryCount=" + retryCount
             + ", rnrRetryCount=" + rnrRetryCount

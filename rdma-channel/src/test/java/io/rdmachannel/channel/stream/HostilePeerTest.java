@@ -393,6 +393,60 @@ class HostilePeerTest {
         }, threads);
     }
 
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void shouldFailAWriteWhosePeerTakesNotWhatItGrantedCreditsFor() throws Exception {
+        // the peer grants 200 credits and room for them, but posted 72 receives and never posts more: a message past
+        // those waits for a receive for ever (RNR retries are infinite); a write sent straight from the caller's
+        // buffer must not wait with it
+        final StreamTransport impatient = withProperty(StreamConfiguration.SEND_COMPLETION_TIMEOUT_PROP_NAME, "300",
+            this::openTransport);
+        try {
+            final HostilePeer peer = track(HostilePeer.listen(cm, (data, hostile) -> data
+                .header(data.flags(), 200)
+                .dataBuffer(data.dataBufferAddress(), data.dataBufferKey(), 3 * HostilePeer.WINDOW)));
+            final BlockingStream.Waker waker = new BlockingStream.Waker();
+            final StreamConnection engine = track(BlockingStream.connect(impatient.connect(peer.address(), null,
+                new StreamOptions(), waker), waker));
+            peer.awaitEstablished();
+            final ByteBuffer message = ByteBuffer.allocateDirect(100);
+            final SocketException reset = assertThrows(SocketException.class, () -> {
+                for (int i = 0; i < 120; i++) {
+                    BlockingStream.writeFully(engine, message.clear(), waker);
+                }
+            }, engine::describe);
+            assertEquals("Connection reset", reset.getMessage(), engine::describe);
+            assertEquals("1 sends from the caller's buffer did not complete within 300 ms; the peer does not take"
+                + " what it granted credits for", reset.getCause().getMessage(), engine::describe);
+            assertEquals(QueuePairState.ERROR, ((RsocketConnection) engine).queuePairState(), engine::describe);
+            assertThrows(SocketException.class, () -> engine.write(message.clear()), engine::describe);
+        } finally {
+            for (int i = resources.size() - 1; i >= 0; i--) {
+                resources.remove(i).close();
+            }
+            StreamTransports.close(impatient);
+        }
+    }
+
+    private static <T> T withProperty(final String name, final String value, final IoSupplier<T> action)
+        throws IOException {
+        final String previous = System.getProperty(name);
+        System.setProperty(name, value);
+        try {
+            return action.get();
+        } finally {
+            if (previous == null) {
+                System.clearProperty(name);
+            } else {
+                System.setProperty(name, previous);
+            }
+        }
+    }
+
+    private interface IoSupplier<T> {
+        T get() throws IOException;
+    }
+
     // ----- the harness itself -----
 
     @Test

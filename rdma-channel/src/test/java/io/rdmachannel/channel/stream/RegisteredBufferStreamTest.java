@@ -108,19 +108,48 @@ class RegisteredBufferStreamTest {
     }
 
     @Test
-    void shouldCopyFromABufferThatIsNotRegistered() throws Exception {
+    void shouldSendStraightFromAnyDirectBufferOnADeviceThatReadsLocalMemory() throws Exception {
+        // the shm device reads local sources with the posting thread: a plain direct buffer goes without the copy
+        // into the send ring too, and may be reused when the write returns
         final CompletableFuture<Long> server = checksummingServer();
         try (StreamConnection client = connect()) {
-            final ByteBuffer direct = ByteBuffer.allocateDirect(300_000);
+            final ByteBuffer direct = ByteBuffer.allocateDirect(1 << 20);
+            final CRC32 crc = new CRC32();
+            final Random random = new Random(5);
             final byte[] bytes = new byte[direct.capacity()];
+            final long total = 16L << 20;
+            long sent = 0;
+            while (sent < total) {
+                final int offset = random.nextInt(1 << 19);
+                final int size = (int) Math.min(total - sent, 1 + random.nextInt((1 << 20) - offset));
+                random.nextBytes(bytes);
+                direct.clear().put(offset, bytes, 0, size);
+                crc.update(bytes, 0, size);
+                BlockingStream.writeFully(client, direct.slice(offset, size), clientWaker);
+                direct.clear().put(offset, new byte[size]);
+                sent += size;
+            }
+            client.shutdownOutput();
+            assertEquals(crc.getValue(), server.get(30, TimeUnit.SECONDS), client.describe());
+            final long straight = ((RsocketConnection) client).directBytes();
+            assertTrue(straight > total - 64L * 2 * 1024, "directBytes=" + straight + " of " + total);
+            assertEquals(0, ((RsocketConnection) client).zeroCopyBytes());
+        }
+    }
+
+    @Test
+    void shouldCopyFromAHeapBuffer() throws Exception {
+        final CompletableFuture<Long> server = checksummingServer();
+        try (StreamConnection client = connect()) {
+            final byte[] bytes = new byte[300_000];
             new Random(5).nextBytes(bytes);
-            direct.put(bytes).flip();
-            BlockingStream.writeFully(client, direct, clientWaker);
+            BlockingStream.writeFully(client, ByteBuffer.wrap(bytes), clientWaker);
             client.shutdownOutput();
             final CRC32 crc = new CRC32();
             crc.update(bytes);
             assertEquals(crc.getValue(), server.get(30, TimeUnit.SECONDS));
             assertEquals(0, ((RsocketConnection) client).zeroCopyBytes());
+            assertEquals(0, ((RsocketConnection) client).directBytes());
         }
     }
 
