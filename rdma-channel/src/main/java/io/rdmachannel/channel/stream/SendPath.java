@@ -358,8 +358,9 @@ final class SendPath {
      * Post as much of {@code src} as credits, slots, ring space and the target region allow. Bytes of a direct buffer
      * are sent straight from it when they lie in a {@link io.rdmachannel.channel.RegisteredBuffers registered buffer}
      * or the device reads any local memory ({@link DeviceContext#processMemory()}): no ring space is needed, the
-     * caller waits for those sends before it returns. Small chunks are posted inline, from a direct buffer itself
-     * (an inline post copies before it returns and needs no registration). Other bytes are copied into the send ring.
+     * caller waits for those sends before it returns. Small chunks are posted inline, from such a buffer itself (an
+     * inline post copies before it returns), else from the inline stage; never from other direct memory, which may
+     * be a file mapping that faults in the provider's native code. Other bytes are copied into the send ring.
      * Out of credits or regions, it looks once more for what the receiver announced.
      */
     private long put(final ByteBuffer src) {
@@ -368,7 +369,6 @@ final class SendPath {
         final long base = direct ? BufferUtil.address(src) : 0;
         MemoryRegion source = direct && src.remaining() > inlineSize
             ? context.registeredBuffer(base + src.position(), src.remaining()) : null;
-        final boolean registered = source != null;
         if (source == null && direct) {
             source = processMemory;
         }
@@ -379,7 +379,7 @@ final class SendPath {
             int chunk = Math.min(Math.min(src.remaining(), transfer), targets.remaining());
             if (chunk <= inlineSize) {
                 long from = base + src.position();
-                if (!direct) {
+                if (source == null) {
                     sendView.put(sendBufferSize, src, src.position(), chunk);
                     from = proxy.stageAddress();
                 }
@@ -389,10 +389,10 @@ final class SendPath {
                 dataRequest(MessageProxy.KIND_DATA_ZERO_COPY, chunk, 0)
                     .sge(0, base + src.position(), chunk, source.localKey());
                 zeroCopyPending++;
-                if (registered) {
-                    zeroCopyBytes += chunk;
-                } else {
+                if (source == processMemory) {
                     directBytes += chunk;
+                } else {
+                    zeroCopyBytes += chunk;
                 }
                 postData(chunk);
             } else {

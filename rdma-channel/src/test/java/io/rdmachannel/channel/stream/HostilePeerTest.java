@@ -399,8 +399,8 @@ class HostilePeerTest {
         // the peer grants 200 credits and room for them, but posted 72 receives and never posts more: a message past
         // those waits for a receive for ever (RNR retries are infinite); a write sent straight from the caller's
         // buffer must not wait with it
-        final StreamTransport impatient = withProperty(StreamConfiguration.SEND_COMPLETION_TIMEOUT_PROP_NAME, "300",
-            this::openTransport);
+        final StreamTransport impatient = WithProperty.open(StreamConfiguration.SEND_COMPLETION_TIMEOUT_PROP_NAME,
+            "300", this::openTransport);
         try {
             final HostilePeer peer = track(HostilePeer.listen(cm, (data, hostile) -> data
                 .header(data.flags(), 200)
@@ -426,25 +426,6 @@ class HostilePeerTest {
             }
             StreamTransports.close(impatient);
         }
-    }
-
-    private static <T> T withProperty(final String name, final String value, final IoSupplier<T> action)
-        throws IOException {
-        final String previous = System.getProperty(name);
-        System.setProperty(name, value);
-        try {
-            return action.get();
-        } finally {
-            if (previous == null) {
-                System.clearProperty(name);
-            } else {
-                System.setProperty(name, previous);
-            }
-        }
-    }
-
-    private interface IoSupplier<T> {
-        T get() throws IOException;
     }
 
     // ----- the harness itself -----

@@ -15,14 +15,6 @@ final class IwarpEmulation {
     }
 
     /**
-     * Something that opens a shm device underneath.
-     */
-    @FunctionalInterface
-    interface Opener<T> {
-        T open() throws IOException;
-    }
-
-    /**
      * A stream transport over an iWARP shm device; close it with {@link StreamTransports#close(StreamTransport)}.
      */
     static StreamTransport transport() throws IOException {
@@ -36,17 +28,8 @@ final class IwarpEmulation {
         return open(() -> RdmaProviders.byName("shm").openConnectionManager(null));
     }
 
-    static synchronized <T> T open(final Opener<T> opener) throws IOException {
-        final String previous = System.getProperty(ShmConfiguration.TRANSPORT_PROP_NAME);
-        System.setProperty(ShmConfiguration.TRANSPORT_PROP_NAME, ShmConfiguration.Transport.IWARP.propertyValue());
-        try {
-            return opener.open();
-        } finally {
-            if (previous == null) {
-                System.clearProperty(ShmConfiguration.TRANSPORT_PROP_NAME);
-            } else {
-                System.setProperty(ShmConfiguration.TRANSPORT_PROP_NAME, previous);
-            }
-        }
+    private static <T> T open(final WithProperty.Opener<T> opener) throws IOException {
+        return WithProperty.open(ShmConfiguration.TRANSPORT_PROP_NAME,
+            ShmConfiguration.Transport.IWARP.propertyValue(), opener);
     }
 }

@@ -35,17 +35,8 @@ class SingleTargetEntryTest {
 
     @BeforeEach
     void open() throws IOException {
-        final String previous = System.getProperty(StreamConfiguration.TARGET_SGL_ENTRIES_PROP_NAME);
-        System.setProperty(StreamConfiguration.TARGET_SGL_ENTRIES_PROP_NAME, "1");
-        try {
-            transport = StreamTransports.open(RdmaProviders.byName("shm"));
-        } finally {
-            if (previous == null) {
-                System.clearProperty(StreamConfiguration.TARGET_SGL_ENTRIES_PROP_NAME);
-            } else {
-                System.setProperty(StreamConfiguration.TARGET_SGL_ENTRIES_PROP_NAME, previous);
-            }
-        }
+        transport = WithProperty.open(StreamConfiguration.TARGET_SGL_ENTRIES_PROP_NAME, "1",
+            () -> StreamTransports.open(RdmaProviders.byName("shm")));
         threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
         listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
             new StreamOptions(), serverWaker);
