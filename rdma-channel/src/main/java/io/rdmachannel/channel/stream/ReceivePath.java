@@ -119,6 +119,10 @@ final class ReceivePath {
         receiveLock.lock();
     }
 
+    boolean tryLock() {
+        return receiveLock.tryLock();
+    }
+
     /**
      * Let go, then poll for a writer that found the lock taken (unless an outer frame of this thread holds it).
      */

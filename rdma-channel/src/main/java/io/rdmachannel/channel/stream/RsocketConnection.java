@@ -14,7 +14,6 @@ import java.nio.ByteOrder;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -57,6 +56,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 final class RsocketConnection implements StreamConnection, CmEndpoint {
     static final long CLOSE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
+    static final long CLOSE_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
     static final long FIRST_MESSAGE_LOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final RsocketTransport transport;
@@ -69,12 +69,16 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private final ReceivePath receive;
     private volatile ReadinessObserver observer;
     private volatile boolean armed;
+    private volatile boolean abandoned;
     private final AtomicInteger directWaiters = new AtomicInteger();
     private volatile IOException failure;
     private PeerConnectionData peer;
     private SocketAddress localAddress;
     private SocketAddress remoteAddress;
+    private final Object probeLock = new Object();
+    // -- guarded by probeLock
     private ScheduledFuture<?> keepAliveProbe;
+    private boolean released;
 
     RsocketConnection(final RsocketTransport transport, final StreamOptions options, final RsocketListener listener) {
         this.transport = transport;
@@ -140,27 +144,43 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             if (state.awaitingFirstMessage) {
                 receive.armForFirstMessage();
             }
-            if (options.keepAlive()) {
-                keepAliveProbe = transport.scheduleKeepAlive(this::sendKeepAlive);
-            }
         } finally {
             send.unlock();
             receive.unlock();
         }
         state.phase = ConnectionState.PHASE_ESTABLISHED;
+        keepAlive(options.keepAlive());
         if (listener != null) {
             listener.onEstablished(this);
+        } else if (abandoned) {
+            // the connector was closed while the connection manager finished: nobody will ever take it
+            close();
         }
         notifyObserver();
     }
 
+    /**
+     * The active side's connector was closed before it handed this connection over: close it now if it is
+     * established, else as soon as it is. Both this and {@link #established} write one volatile and then read the
+     * other's, so at least one of them sees both and closes.
+     */
+    void abandon() {
+        abandoned = true;
+        if (state.phase == ConnectionState.PHASE_ESTABLISHED) {
+            close();
+        }
+    }
+
     @Override
     public void failed(final IOException cause) {
-        // release first: whoever sees the failure may close the transport and expects nothing left open
+        // release first: whoever sees the failure may close the transport and expects nothing left open; a release
+        // that fails still ends the attempt (the listener's count of requests in progress included)
         receive.lock();
         send.lock();
         try {
             release();
+        } catch (final RuntimeException ex) {
+            cause.addSuppressed(ex);
         } finally {
             send.unlock();
             receive.unlock();
@@ -424,6 +444,20 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     // ----- keepalive, shutdown and close -----
 
+    @Override
+    public void keepAlive(final boolean enabled) {
+        synchronized (probeLock) {
+            options.keepAlive(enabled);
+            if (enabled && keepAliveProbe == null && !released
+                && state.phase == ConnectionState.PHASE_ESTABLISHED) {
+                keepAliveProbe = transport.scheduleKeepAlive(this::sendKeepAlive);
+            } else if (!enabled && keepAliveProbe != null) {
+                keepAliveProbe.cancel(false);
+                keepAliveProbe = null;
+            }
+        }
+    }
+
     private void sendKeepAlive() {
         send.keepAlive();
         afterCall();
@@ -452,25 +486,59 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         return state.inputShutdown;
     }
 
+    /**
+     * Queue the DISCONNECT after everything written and return, as a socket's close does: the connection is released
+     * once the DISCONNECT completed (so every byte written before it was delivered), or at the latest
+     * {@link #CLOSE_TIMEOUT_NANOS} later. A DISCONNECT that does not complete within {@link #CLOSE_SPIN_NANOS} is
+     * left to the transport's timer thread ({@link #lingerStep}), so neither the closing thread (which may hold the
+     * channel's state lock, or be a selector's) nor the timer ever waits for a peer.
+     */
     @Override
     public void close() {
         if (state.phase == ConnectionState.PHASE_CLOSED) {
             return;
         }
         send.startClose();
-        awaitDisconnectSent();
+        final long start = System.nanoTime();
+        while (send.disconnectUnderWay()) {
+            if (System.nanoTime() - start > CLOSE_SPIN_NANOS) {
+                if (transport.linger(this, start + CLOSE_TIMEOUT_NANOS)) {
+                    return;
+                }
+                break;
+            }
+            Thread.onSpinWait();
+        }
         finishClose();
     }
 
     /**
-     * Wait (bounded) until the DISCONNECT this side queued has completed, so everything written before it was
-     * delivered before the queue pair is destroyed.
+     * On the transport's timer thread, for a connection {@link #close()} left lingering: one look at its DISCONNECT,
+     * and the release once it completed or {@code deadline} passed. Never waits for a lock.
+     *
+     * @return true once released (or released by another thread).
      */
-    private void awaitDisconnectSent() {
-        final long deadline = System.nanoTime() + CLOSE_TIMEOUT_NANOS;
-        while (System.nanoTime() - deadline < 0 && send.disconnectUnderWay()) {
-            LockSupport.parkNanos(20_000);
+    boolean lingerStep(final long now, final long deadline) {
+        if (now - deadline < 0 && send.tryDisconnectUnderWay()) {
+            return false;
         }
+        if (!receive.tryLock()) {
+            return false;
+        }
+        try {
+            if (!send.tryLock()) {
+                return false;
+            }
+            try {
+                releaseOnce();
+            } finally {
+                send.unlock();
+            }
+        } finally {
+            receive.unlock();
+        }
+        notifyObserver();
+        return true;
     }
 
     @Override
@@ -483,12 +551,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         receive.lock();
         send.lock();
         try {
-            if (state.phase == ConnectionState.PHASE_CLOSED) {
-                return;
-            }
-            state.phase = ConnectionState.PHASE_CLOSED;
-            state.connected = false;
-            release();
+            releaseOnce();
         } finally {
             send.unlock();
             receive.unlock();
@@ -496,13 +559,24 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         notifyObserver();
     }
 
+    private void releaseOnce() {
+        if (state.phase != ConnectionState.PHASE_CLOSED) {
+            state.phase = ConnectionState.PHASE_CLOSED;
+            state.connected = false;
+            release();
+        }
+    }
+
     /**
      * Release every resource in reverse order of creation; both locks held, so neither side is using one.
      */
     private void release() {
-        if (keepAliveProbe != null) {
-            keepAliveProbe.cancel(false);
-            keepAliveProbe = null;
+        synchronized (probeLock) {
+            released = true;
+            if (keepAliveProbe != null) {
+                keepAliveProbe.cancel(false);
+                keepAliveProbe = null;
+            }
         }
         send.detach();
         receive.detach();

@@ -50,10 +50,8 @@ final class RsocketConnector implements StreamConnector {
             return;
         }
         closed = true;
-        if (connection.isEstablished()) {
-            connection.close();
-        } else {
-            attempt.close();
-        }
+        // the connection manager may be establishing it right now: the connection closes itself once it is
+        connection.abandon();
+        attempt.close();
     }
 }

@@ -24,7 +24,11 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
     private final StreamConfiguration configuration;
     private final ConnectionManager connectionManager;
     private final Map<RdmaDevice, DeviceContext> contexts = new IdentityHashMap<>();
+    private static final long LINGER_TICK_MICROS = 1000;
+
     private ScheduledExecutorService keepAlive;
+    private final Map<RsocketConnection, Long> lingering = new IdentityHashMap<>();
+    private ScheduledFuture<?> lingerTask;
     private boolean closed;
 
     RsocketTransport(final RdmaProvider provider, final String connectionManagerName) throws IOException {
@@ -46,12 +50,8 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
      * Run a connection's keepalive every period on a timer thread started on first use.
      */
     synchronized ScheduledFuture<?> scheduleKeepAlive(final Runnable probe) {
-        if (keepAlive == null) {
-            keepAlive = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon()
-                .name("rdmachannel-keepalive").factory());
-        }
         final long period = configuration.keepAliveSeconds();
-        return keepAlive.scheduleAtFixedRate(probe, period, period, TimeUnit.SECONDS);
+        return timer().scheduleAtFixedRate(probe, period, period, TimeUnit.SECONDS);
     }
 
     /**
@@ -62,11 +62,68 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
         if (closed) {
             return;
         }
+        timer().execute(task);
+    }
+
+    /**
+     * Finish a closed connection's release on the timer thread: it looks every {@link #LINGER_TICK_MICROS} us
+     * whether its DISCONNECT completed, and releases it then or at {@code deadline}. Closing the transport releases
+     * what still lingers.
+     *
+     * @return false if the transport is closed: the caller releases the connection itself.
+     */
+    synchronized boolean linger(final RsocketConnection connection, final long deadline) {
+        if (closed) {
+            return false;
+        }
+        lingering.put(connection, deadline);
+        if (lingerTask == null) {
+            lingerTask = timer().scheduleWithFixedDelay(this::lingerTick, LINGER_TICK_MICROS, LINGER_TICK_MICROS,
+                TimeUnit.MICROSECONDS);
+        }
+        return true;
+    }
+
+    private void lingerTick() {
+        final RsocketConnection[] connections;
+        final long[] deadlines;
+        synchronized (this) {
+            connections = lingering.keySet().toArray(RsocketConnection[]::new);
+            deadlines = new long[connections.length];
+            for (int i = 0; i < connections.length; i++) {
+                deadlines[i] = lingering.get(connections[i]);
+            }
+        }
+        final long now = System.nanoTime();
+        for (int i = 0; i < connections.length; i++) {
+            if (connections[i].lingerStep(now, deadlines[i])) {
+                synchronized (this) {
+                    lingering.remove(connections[i]);
+                }
+            }
+        }
+        synchronized (this) {
+            if (lingering.isEmpty() && lingerTask != null) {
+                lingerTask.cancel(false);
+                lingerTask = null;
+            }
+        }
+    }
+
+    /**
+     * Connections closed whose release waits for their DISCONNECT, for tests and diagnostics.
+     */
+    synchronized int lingering() {
+        return lingering.size();
+    }
+
+    private ScheduledExecutorService timer() {
+        assert Thread.holdsLock(this);
         if (keepAlive == null) {
             keepAlive = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon()
                 .name("rdmachannel-keepalive").factory());
         }
-        keepAlive.execute(task);
+        return keepAlive;
     }
 
     @Override
@@ -113,14 +170,20 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
 
     @Override
     public void close() {
+        final RsocketConnection[] stillLingering;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
+            stillLingering = lingering.keySet().toArray(RsocketConnection[]::new);
+            lingering.clear();
         }
         if (keepAlive != null) {
             keepAlive.shutdownNow();
+        }
+        for (final RsocketConnection connection : stillLingering) {
+            connection.abort();
         }
         for (final DeviceContext context : contexts.values()) {
             context.close();

@@ -140,6 +140,10 @@ final class SendPath {
         sendLock.lock();
     }
 
+    boolean tryLock() {
+        return sendLock.tryLock();
+    }
+
     /**
      * Let go, then serve a request left while the lock was held (unless an outer frame of this thread holds it and
      * serves it when it lets go).
@@ -492,10 +496,13 @@ final class SendPath {
 
     /**
      * Send the keepalive probe ({@link MessageProxy#postKeepAlive()}) if a control slot is free; a failed
-     * completion fails the connection ("Connection reset").
+     * completion fails the connection ("Connection reset"). Skipped while a writer holds the lock (the connection is
+     * in use; the next period probes): never blocks, so one stuck connection cannot hold up the timer thread of all.
      */
     void keepAlive() {
-        lock();
+        if (!sendLock.tryLock()) {
+            return;
+        }
         try {
             if (completionQueue != null) {
                 control.keepAlive();
@@ -570,14 +577,33 @@ final class SendPath {
     boolean disconnectUnderWay() {
         lock();
         try {
-            if (completionQueue == null || !control.disconnectUnderWay()) {
-                return false;
-            }
-            poll();
-            return true;
+            return pollDisconnect();
         } finally {
             unlock();
         }
+    }
+
+    /**
+     * {@link #disconnectUnderWay()} without waiting for the lock: true (still under way, look again later) while
+     * another thread holds it.
+     */
+    boolean tryDisconnectUnderWay() {
+        if (!sendLock.tryLock()) {
+            return true;
+        }
+        try {
+            return pollDisconnect();
+        } finally {
+            unlock();
+        }
+    }
+
+    private boolean pollDisconnect() {
+        if (completionQueue == null || !control.disconnectUnderWay()) {
+            return false;
+        }
+        poll();
+        return control.disconnectUnderWay();
     }
 
     // ----- information -----

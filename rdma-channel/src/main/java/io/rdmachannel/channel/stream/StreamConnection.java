@@ -112,6 +112,12 @@ public interface StreamConnection extends AutoCloseable {
     }
 
     /**
+     * Start or stop probing an idle connection so a dead peer is noticed (SO_KEEPALIVE), at any time: an accepted
+     * connection, or one connected before, gets the probe from now on.
+     */
+    void keepAlive(boolean enabled);
+
+    /**
      * End this side's output (a half-close); the peer reads end of stream after the bytes written so far.
      * Idempotent.
      *

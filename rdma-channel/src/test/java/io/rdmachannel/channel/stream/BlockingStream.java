@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.stream;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -21,10 +22,17 @@ final class BlockingStream {
     static final class Waker implements ReadinessObserver {
         private final java.util.Set<Thread> waiters = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-        void waitFor() {
+        /**
+         * Parks until woken or for a while; a test's timeout interrupts the thread, which ends the wait with
+         * {@link InterruptedIOException} instead of looping on.
+         */
+        void waitFor() throws InterruptedIOException {
             waiters.add(Thread.currentThread());
             LockSupport.parkNanos(this, PARK_NANOS);
             waiters.remove(Thread.currentThread());
+            if (Thread.interrupted()) {
+                throw new InterruptedIOException("interrupted while waiting for readiness");
+            }
         }
 
         @Override

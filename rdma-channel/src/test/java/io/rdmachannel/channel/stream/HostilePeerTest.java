@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmachannel.channel.cm.ConnectionManager;
@@ -426,6 +427,39 @@ class HostilePeerTest {
             }
             StreamTransports.close(impatient);
         }
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void shouldCloseAtOnceAndReleaseAtTheDeadlineWhenThePeerTakesNotTheDisconnect() throws Exception {
+        // the peer posted 72 receives and never posts more: once the engine's messages used them, its DISCONNECT
+        // waits for a receive for ever (RNR retries are infinite); close must not wait with it
+        final HostilePeer peer = track(HostilePeer.listen(cm, (data, hostile) -> data
+            .header(data.flags(), 200)
+            .dataBuffer(data.dataBufferAddress(), data.dataBufferKey(), 3 * HostilePeer.WINDOW)));
+        final BlockingStream.Waker waker = new BlockingStream.Waker();
+        final RsocketConnection engine = (RsocketConnection) BlockingStream.connect(transport.connect(peer.address(),
+            null, new StreamOptions(), waker), waker);
+        peer.awaitEstablished();
+        final ByteBuffer message = ByteBuffer.allocate(100);
+        int written = 0;
+        while (written < 100 && engine.write(message.clear()) == message.capacity()) {
+            written++;
+        }
+        assertEquals(100, written, engine::describe);
+        final long start = System.nanoTime();
+        engine.close();
+        final long closeNanos = System.nanoTime() - start;
+        assertTrue(closeNanos < TimeUnit.MILLISECONDS.toNanos(200), () -> "close took " + closeNanos / 1000
+            + " us; " + engine.describe());
+        final RsocketTransport timer = (RsocketTransport) transport;
+        assertEquals(1, timer.lingering(), engine::describe);
+        assertNotNull(engine.queuePairState(), "released before the deadline; " + engine.describe());
+        awaitCondition(() -> engine.queuePairState() == null, engine::describe);
+        final long releasedNanos = System.nanoTime() - start;
+        assertTrue(releasedNanos >= RsocketConnection.CLOSE_TIMEOUT_NANOS, () -> "released after "
+            + releasedNanos / 1000 + " us");
+        awaitCondition(() -> timer.lingering() == 0, engine::describe);
     }
 
     // ----- the harness itself -----

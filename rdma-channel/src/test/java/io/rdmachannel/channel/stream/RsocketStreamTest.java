@@ -2,11 +2,15 @@ package io.rdmachannel.channel.stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.IbSocketAddress;
+import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.cm.ConnectionManager;
 import io.rdmachannel.channel.cm.NoRdmaPathException;
+import io.rdmachannel.channel.spi.QueuePair;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
@@ -14,9 +18,11 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -171,6 +177,71 @@ class RsocketStreamTest {
         }
     }
 
+    /**
+     * A connector closed while its connection manager is establishing the connection (the manager is done with the
+     * attempt, the connection not yet established): the connection closes itself once established, so the server
+     * reads end of stream and nothing stays allocated.
+     */
+    @Test
+    void shouldCloseAConnectionWhoseConnectorClosedWhileItWasBeingEstablished() throws Exception {
+        final ConnectionManager manager = RdmaProviders.byName("shm").openConnectionManager(null);
+        final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+        try (StreamListener listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            4, new StreamOptions(), serverWaker)) {
+            final RsocketConnection connection = new RsocketConnection((RsocketTransport) transport,
+                new StreamOptions(), null);
+            final CountDownLatch inEstablished = new CountDownLatch(1);
+            final CountDownLatch proceed = new CountDownLatch(1);
+            final CmEndpoint heldBack = new CmEndpoint() {
+                @Override
+                public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
+                    return connection.prepare(device);
+                }
+
+                @Override
+                public ByteBuffer bind(final QueuePair pair, final ByteBuffer peerPrivateData) throws IOException {
+                    return connection.bind(pair, peerPrivateData);
+                }
+
+                @Override
+                public void established(final ByteBuffer peerPrivateData, final SocketAddress local,
+                    final SocketAddress remote) throws IOException {
+                    inEstablished.countDown();
+                    try {
+                        proceed.await();
+                    } catch (final InterruptedException ex) {
+                        throw new IOException(ex);
+                    }
+                    connection.established(peerPrivateData, local, remote);
+                }
+
+                @Override
+                public void failed(final IOException cause) {
+                    connection.failed(cause);
+                }
+            };
+            final StreamConnector connector = new RsocketConnector(connection,
+                manager.connect(listener.localAddress(), null, heldBack));
+            assertTrue(inEstablished.await(10, TimeUnit.SECONDS), connection::describe);
+            connector.close();
+            proceed.countDown();
+            try (StreamConnection server = BlockingStream.accept(listener, serverWaker)) {
+                assertEquals(-1, BlockingStream.read(server, ByteBuffer.allocate(1), serverWaker), server::describe);
+            }
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (connection.queuePairState() != null && System.nanoTime() - deadline < 0) {
+                Thread.sleep(1);
+            }
+            assertNull(connection.queuePairState(), connection::describe);
+            assertEquals("the connection attempt was closed", assertThrows(IOException.class, connector::finish)
+                .getMessage());
+        } finally {
+            // the transport holds resources on the manager's device: it goes first
+            StreamTransports.close(transport);
+            manager.close();
+        }
+    }
+
     @Test
     void shouldProbeWithKeepAlivesWithoutDisturbingTheStream() throws Exception {
         final String previous = System.getProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME);
@@ -189,6 +260,17 @@ class RsocketStreamTest {
                         clientWaker.waitFor();
                     }
                     assertTrue(((RsocketConnection) client).keepAlivesSent() >= 2, client.describe());
+                    // an accepted connection starts probing when asked, and stops
+                    assertEquals(0, ((RsocketConnection) server).keepAlivesSent(), server.describe());
+                    server.keepAlive(true);
+                    while (((RsocketConnection) server).keepAlivesSent() < 2 && System.nanoTime() - deadline < 0) {
+                        serverWaker.waitFor();
+                    }
+                    assertTrue(((RsocketConnection) server).keepAlivesSent() >= 2, server.describe());
+                    server.keepAlive(false);
+                    final long probes = ((RsocketConnection) server).keepAlivesSent();
+                    Thread.sleep(2500);
+                    assertEquals(probes, ((RsocketConnection) server).keepAlivesSent(), server.describe());
                     BlockingStream.writeFully(client, ByteBuffer.wrap(new byte[] {7}), clientWaker);
                     final ByteBuffer received = ByteBuffer.allocate(1);
                     assertEquals(1, BlockingStream.read(server, received, serverWaker), server.describe());
