@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyBoundException;
 import java.nio.channels.AlreadyConnectedException;
@@ -221,6 +222,11 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             options.set(name, value);
             busyPollNanos = options.busyPollNanos();
             platform = tcp;
+            final StreamConnection stream = connection;
+            if (name == StandardSocketOptions.SO_KEEPALIVE && stream != null) {
+                // the connection took a copy of the options when it was made: this one also applies from now on
+                stream.keepAlive((Boolean) value);
+            }
         }
         if (platform != null && OptionValues.isPlatformOption(name)) {
             platform.setOption(name, value);

@@ -35,6 +35,8 @@ final class FakeConnection implements StreamConnection {
     private boolean reset;
     private volatile boolean closed;
     private volatile boolean aborted;
+    /** The last {@link #keepAlive(boolean)} after connect. */
+    volatile Boolean keepAlive;
 
     FakeConnection(final FakeTransport transport, final SocketAddress local, final SocketAddress remote,
         final int capacity) {
@@ -237,6 +239,11 @@ final class FakeConnection implements StreamConnection {
             return "FakeConnection{inbound=" + count + ", inputShut=" + inputShut + ", outputShut=" + outputShut
                 + ", peerOutputShut=" + peerOutputShut + ", reset=" + reset + ", closed=" + closed + '}';
         }
+    }
+
+    @Override
+    public void keepAlive(final boolean enabled) {
+        keepAlive = enabled;
     }
 
     @Override

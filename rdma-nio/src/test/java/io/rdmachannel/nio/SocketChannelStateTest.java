@@ -335,6 +335,22 @@ class SocketChannelStateTest {
     }
 
     @Test
+    void shouldApplyKeepAliveToAnEstablishedConnection() throws IOException {
+        final RdmaSocketChannel channel = fixture.socket();
+        channel.connect(fixture.serverAddress());
+        final FakeConnection connection = fixture.transport.connections.getFirst();
+        assertNull(connection.keepAlive);
+
+        channel.setOption(SO_KEEPALIVE, true);
+        assertEquals(true, connection.keepAlive);
+        assertEquals(true, channel.getOption(SO_KEEPALIVE));
+        channel.setOption(SO_KEEPALIVE, false);
+        assertEquals(false, connection.keepAlive);
+        channel.setOption(SO_SNDBUF, 4096);
+        assertEquals(false, connection.keepAlive);
+    }
+
+    @Test
     void shouldCheckOptionArgumentsBeforeTheState() throws IOException {
         final RdmaSocketChannel channel = fixture.socket();
         @SuppressWarnings("unchecked")
