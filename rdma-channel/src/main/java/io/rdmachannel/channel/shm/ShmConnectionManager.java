@@ -29,8 +29,12 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnsupportedAddressTypeException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -78,6 +82,8 @@ final class ShmConnectionManager implements ConnectionManager {
     private static final int EPHEMERAL_LOW = 32768;
     private static final int EPHEMERAL_HIGH = 61000;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** The age under which a listener socket nobody accepts on is left alone: it may be between bind and listen. */
+    private static final long STALE_LISTENER_MILLIS = 10_000;
 
     private final ShmDevice device;
     private final Path directory;
@@ -94,6 +100,7 @@ final class ShmConnectionManager implements ConnectionManager {
         this.directory = configuration.directory();
         this.ports = directory.resolve("ports");
         Files.createDirectories(ports);
+        reclaimStaleListeners(ports, STALE_LISTENER_MILLIS);
         this.connectTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(
             Long.getLong(CONNECT_TIMEOUT_PROP_NAME, CONNECT_TIMEOUT_DEFAULT));
         this.selector = PlatformChannels.provider().openSelector();
@@ -180,6 +187,50 @@ final class ShmConnectionManager implements ConnectionManager {
                 return name.endsWith(portSuffix) && name.startsWith("ib_") == ib && !name.equals(wildcardName)
                     && !isStale(other);
             });
+        }
+    }
+
+    /**
+     * Delete the listener sockets that processes which died without closing their listeners left in the {@code
+     * ports} folder: a socket nobody accepts on, and at least {@code minAgeMillis} old, so that a listener between
+     * its bind and its listen in another process is never taken for a dead one. A port is also reclaimed when a
+     * listener binds it ({@link #bindListener}); this sweep, run when a process opens its connection manager, keeps
+     * the folder from growing with ports nobody binds again.
+     *
+     * @return the number of sockets deleted.
+     */
+    static int reclaimStaleListeners(final Path ports, final long minAgeMillis) {
+        int reclaimed = 0;
+        try (DirectoryStream<Path> sockets = Files.newDirectoryStream(ports)) {
+            for (final Path socket : sockets) {
+                if (isOlderThan(socket, minAgeMillis) && isStale(socket) && deleteQuietly(socket)) {
+                    LOG.debug("reclaimed the shm listener socket {} of a dead process", socket);
+                    reclaimed++;
+                }
+            }
+        } catch (final IOException | DirectoryIteratorException ex) {
+            LOG.debug("cannot scan {} for stale shm listener sockets", ports, ex);
+        }
+        return reclaimed;
+    }
+
+    private static boolean deleteQuietly(final Path path) {
+        try {
+            return Files.deleteIfExists(path);
+        } catch (final IOException ex) {
+            return false;
+        }
+    }
+
+    /** Whether a path is a socket (nor file, folder or link) last changed at least {@code millis} ago. */
+    private static boolean isOlderThan(final Path path, final long millis) {
+        try {
+            final BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class,
+                LinkOption.NOFOLLOW_LINKS);
+            return attributes.isOther()
+                && System.currentTimeMillis() - attributes.lastModifiedTime().toMillis() >= millis;
+        } catch (final IOException ex) {
+            return false;
         }
     }
 
