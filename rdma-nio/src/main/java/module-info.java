@@ -3,7 +3,7 @@
  * implementations over the RDMA byte-stream engine.
  */
 module io.rdmachannel.nio {
-    requires io.rdmachannel.channel;
+    requires transitive io.rdmachannel.channel;
 
     exports io.rdmachannel.nio;
 }

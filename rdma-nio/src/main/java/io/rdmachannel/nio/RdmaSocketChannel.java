@@ -1,11 +1,13 @@
 package io.rdmachannel.nio;
 
+import io.rdmachannel.channel.ConnectionStatistics;
 import java.io.IOException;
 import java.net.ProtocolFamily;
 import java.net.StandardProtocolFamily;
 import java.net.SocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.Optional;
 
 /**
  * A {@link SocketChannel} over an RDMA byte stream: a drop-in for the JDK's TCP socket channel, usable blocking,
@@ -36,6 +38,17 @@ public abstract class RdmaSocketChannel extends SocketChannel {
     RdmaSocketChannel(final SelectorProvider provider) {
         super(provider);
     }
+
+    /**
+     * What this channel's RDMA connection has done: bytes and messages each way, writes stalled for the peer's
+     * credits or for send resources, waits, keepalive probes, completion errors. Cheap enough to call often: it
+     * allocates one snapshot and takes the connection's locks only briefly, never making the data path wait on
+     * it. Still readable after close, with the final counts.
+     *
+     * @return the snapshot; empty while the channel is not connected, or when its connection runs over TCP
+     *     ({@link RdmaSocketOptions#RDMA_PATH}).
+     */
+    public abstract Optional<ConnectionStatistics> statistics();
 
     /**
      * Open an unconnected channel of the shared {@link RdmaSelectorProvider#provider() default provider}.

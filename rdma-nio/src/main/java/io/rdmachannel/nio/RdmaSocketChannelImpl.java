@@ -25,12 +25,14 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
+import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.cm.NoRdmaPathException;
 import io.rdmachannel.channel.stream.StreamConnection;
 import io.rdmachannel.channel.stream.StreamConnector;
@@ -232,6 +234,12 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             platform.setOption(name, value);
         }
         return this;
+    }
+
+    @Override
+    public Optional<ConnectionStatistics> statistics() {
+        final StreamConnection stream = connection;
+        return stream == null ? Optional.empty() : Optional.of(stream.statistics());
     }
 
     @Override

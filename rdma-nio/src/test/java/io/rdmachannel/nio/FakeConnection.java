@@ -8,6 +8,7 @@ import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.stream.ReadinessObserver;
 import io.rdmachannel.channel.stream.StreamConnection;
 import io.rdmachannel.channel.stream.StreamReadiness;
@@ -244,6 +245,11 @@ final class FakeConnection implements StreamConnection {
     @Override
     public void keepAlive(final boolean enabled) {
         keepAlive = enabled;
+    }
+
+    @Override
+    public ConnectionStatistics statistics() {
+        return new ConnectionStatistics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     }
 
     @Override

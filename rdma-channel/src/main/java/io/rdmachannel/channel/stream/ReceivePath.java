@@ -58,6 +58,9 @@ final class ReceivePath {
     private int receiveOffset;
     private long advertisedBytes;
     private long receivedBytes;
+    // statistics: plain fields under the lock
+    private long messagesReceived;
+    private long completionErrors;
     private int messageHead;
     private int messageCount;
     private int remoteSge;
@@ -170,6 +173,9 @@ final class ReceivePath {
     private void onCompletion(final WorkCompletion completion) {
         lastStatus = completion.status();
         if (completion.status() != CompletionStatus.SUCCESS) {
+            if (completion.status() != CompletionStatus.WORK_REQUEST_FLUSHED) {
+                completionErrors++;
+            }
             state.failIfConnected("receive completed with " + completion.status().description(), queuePair);
             return;
         }
@@ -254,6 +260,7 @@ final class ReceivePath {
         }
         receivedMessages = CreditSequence.next(receivedMessages);
         receivedBytes += length;
+        messagesReceived++;
         if (state.inputShutdown) {
             consume(length, true);
             return;
@@ -485,6 +492,18 @@ final class ReceivePath {
     /**
      * The receiver's positions; the caller holds the lock.
      */
+    long bytesReceived() {
+        return receivedBytes;
+    }
+
+    long messagesReceived() {
+        return messagesReceived;
+    }
+
+    long completionErrors() {
+        return completionErrors;
+    }
+
     void describe(final StringBuilder out) {
         out.append("receiveSequence=").append(receiveSequence).append(", queuedMessages=").append(messageCount)
             .append(", receivedBytes=").append(receivedBytes).append(", advertisedBytes=").append(advertisedBytes);

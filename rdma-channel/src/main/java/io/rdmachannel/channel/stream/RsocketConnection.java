@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.stream;
 
 import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.QueuePair;
@@ -71,6 +72,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private volatile boolean armed;
     private volatile boolean abandoned;
     private final AtomicInteger directWaiters = new AtomicInteger();
+    // statistics of the waits, one writer each: the reader's and the writer's thread (a channel admits one of each)
+    private long readSpinsCaught;
+    private long writeSpinsCaught;
+    private long readDirectWaits;
+    private long writeDirectWaits;
     private volatile IOException failure;
     private PeerConnectionData peer;
     private SocketAddress localAddress;
@@ -328,6 +334,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                     peerSide = !peerSide;
                     continue;
                 }
+                if (writer) {
+                    writeDirectWaits++;
+                } else {
+                    readDirectWaits++;
+                }
                 queue.awaitWakeup(ticket, timeoutNanos);
                 return;
             }
@@ -375,6 +386,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         do {
             ops = writer ? readyOps() : readableOps();
             if ((ops & interest) != 0) {
+                if (writer) {
+                    writeSpinsCaught++;
+                } else {
+                    readSpinsCaught++;
+                }
                 break;
             }
             Thread.onSpinWait();
@@ -651,6 +667,19 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 out.append(", messageMode=true, awaitingFirstMessage=").append(state.awaitingFirstMessage);
             }
             return out.append(", error=").append(state.error()).append('}').toString();
+        } finally {
+            send.unlock();
+            receive.unlock();
+        }
+    }
+
+    @Override
+    public ConnectionStatistics statistics() {
+        receive.lock();
+        send.lock();
+        try {
+            return send.statistics(receive.bytesReceived(), receive.messagesReceived(), receive.completionErrors(),
+                readSpinsCaught + writeSpinsCaught, readDirectWaits + writeDirectWaits);
         } finally {
             send.unlock();
             receive.unlock();

@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.stream;
 
+import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
@@ -83,6 +84,12 @@ final class SendPath {
     private int zeroCopyPending;
     private long zeroCopyBytes;
     private long directBytes;
+    // statistics: plain fields under the lock, read by statistics() with the lock held
+    private long bytesSent;
+    private long messagesSent;
+    private long creditStalls;
+    private long bufferStalls;
+    private long completionErrors;
     private int seenAnnouncements;
     private CompletionStatus lastStatus;
 
@@ -213,6 +220,9 @@ final class SendPath {
             }
         }
         if (completion.status() != CompletionStatus.SUCCESS) {
+            if (completion.status() != CompletionStatus.WORK_REQUEST_FLUSHED) {
+                completionErrors++;
+            }
             state.failIfConnected("send completed with " + completion.status().description(), queuePair);
         }
     }
@@ -276,6 +286,7 @@ final class SendPath {
             poll();
             ensureWritable();
             final long count = put(src);
+            countStall(src.hasRemaining());
             awaitZeroCopySent();
             return count;
         } finally {
@@ -291,17 +302,30 @@ final class SendPath {
             poll();
             ensureWritable();
             long total = 0;
-            for (int i = offset; i < offset + length; i++) {
+            boolean left = false;
+            for (int i = offset; i < offset + length && !left; i++) {
                 total += put(srcs[i]);
-                if (srcs[i].hasRemaining()) {
-                    break;
-                }
+                left = srcs[i].hasRemaining();
             }
+            countStall(left);
             awaitZeroCopySent();
             return total;
         } finally {
             noteWaiting();
             unlock();
+        }
+    }
+
+    /**
+     * Count a write that ended with bytes left: for want of what the peer grants, or of our own send resources.
+     */
+    private void countStall(final boolean bytesLeft) {
+        if (bytesLeft && state.error() == null) {
+            if (shortOfPeerLocked()) {
+                creditStalls++;
+            } else {
+                bufferStalls++;
+            }
         }
     }
 
@@ -437,6 +461,8 @@ final class SendPath {
      * the post, as rsockets does.
      */
     private void postData(final int length) {
+        bytesSent += length;
+        messagesSent++;
         sendSequence = CreditSequence.next(sendSequence);
         try {
             targets.consume(length);
@@ -640,6 +666,16 @@ final class SendPath {
         } finally {
             unlock();
         }
+    }
+
+    /**
+     * This side's part of the statistics, the receiver's and the waits added by the caller, which holds the lock.
+     */
+    ConnectionStatistics statistics(final long bytesReceived, final long messagesReceived, final long receiveErrors,
+        final long spinsCaught, final long directWaits) {
+        return new ConnectionStatistics(bytesSent, messagesSent, zeroCopyBytes, directBytes, bytesReceived,
+            messagesReceived, creditStalls, bufferStalls, spinsCaught, directWaits, control.keepAlivesSent(),
+            completionErrors + receiveErrors);
     }
 
     /**

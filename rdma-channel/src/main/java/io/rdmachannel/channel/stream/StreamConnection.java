@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.stream;
 
+import io.rdmachannel.channel.ConnectionStatistics;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -116,6 +117,14 @@ public interface StreamConnection extends AutoCloseable {
      * connection, or one connected before, gets the probe from now on.
      */
     void keepAlive(boolean enabled);
+
+    /**
+     * What this connection has done so far; also after close. Safe from any thread; it takes the connection's
+     * locks briefly, so a statistics reader never makes the data path allocate or wait for long.
+     *
+     * @return a snapshot of the counters.
+     */
+    ConnectionStatistics statistics();
 
     /**
      * End this side's output (a half-close); the peer reads end of stream after the bytes written so far.

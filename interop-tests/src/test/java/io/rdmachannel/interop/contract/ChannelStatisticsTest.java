@@ -1,0 +1,65 @@
+package io.rdmachannel.interop.contract;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.rdmachannel.channel.ConnectionStatistics;
+import io.rdmachannel.nio.RdmaSocketChannel;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link RdmaSocketChannel#statistics()} on shm channels: empty until connected, the bytes of each direction on
+ * both ends, the final counts after close.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class ChannelStatisticsTest {
+
+    @Test
+    void shouldReportWhatEachEndOfAnEchoSentAndReceived() throws Exception {
+        final InetAddress loopback = InetAddress.getLoopbackAddress();
+        final RdmaTransport transport = new RdmaTransport(RdmaTransport.SHM, "shm", loopback);
+        final int length = 10_000;
+        final RdmaSocketChannel client = (RdmaSocketChannel) transport.openSocketChannel();
+        final ConnectionStatistics ours;
+        try (ServerSocketChannel listener = transport.openServerSocketChannel(); client) {
+            listener.bind(new InetSocketAddress(loopback, 0));
+            assertTrue(client.statistics().isEmpty(), "not connected yet");
+            client.connect(listener.getLocalAddress());
+            final CompletableFuture<ConnectionStatistics> echoed = CompletableFuture.supplyAsync(() -> {
+                try (SocketChannel accepted = listener.accept()) {
+                    final ByteBuffer buffer = ByteBuffer.allocate(length);
+                    while (buffer.hasRemaining()) {
+                        accepted.read(buffer);
+                    }
+                    accepted.write(buffer.flip());
+                    return ((RdmaSocketChannel) accepted).statistics().orElseThrow();
+                } catch (final Exception ex) {
+                    throw new IllegalStateException(ex);
+                }
+            });
+            client.write(ByteBuffer.allocate(length));
+            final ByteBuffer reply = ByteBuffer.allocate(length);
+            while (reply.hasRemaining() && client.read(reply) >= 0) {
+                // until the whole echo is back
+            }
+            final ConnectionStatistics server = echoed.get(20, TimeUnit.SECONDS);
+            ours = client.statistics().orElseThrow();
+            assertEquals(length, ours.bytesSent(), ours::toString);
+            assertEquals(length, ours.bytesReceived(), ours::toString);
+            assertEquals(length, server.bytesReceived(), server::toString);
+            assertEquals(length, server.bytesSent(), server::toString);
+            assertEquals(ours.messagesSent(), server.messagesReceived(), server::toString);
+            assertEquals(0, ours.completionErrors(), ours::toString);
+        }
+        assertEquals(ours.bytesSent(), client.statistics().orElseThrow().bytesSent(), "the final counts after close");
+    }
+}

@@ -1,0 +1,30 @@
+package io.rdmachannel.channel;
+
+/**
+ * What one RDMA stream connection has done since it was established: a snapshot, taken without disturbing the
+ * connection's data path (its counters are plain fields its reader and writer keep as they go).
+ *
+ * @param bytesSent         stream bytes posted to the peer.
+ * @param messagesSent      DATA messages posted (one RDMA write with immediate data each, or one send in message
+ *                          mode).
+ * @param zeroCopyBytes     of {@code bytesSent}, bytes the adapter read straight from the caller's registered buffer.
+ * @param directBytes       of {@code bytesSent}, bytes sent straight from the caller's direct buffer on a device that
+ *                          reads local memory with the CPU (shm).
+ * @param bytesReceived     stream bytes the peer wrote into our receive ring.
+ * @param messagesReceived  DATA messages received.
+ * @param creditStalls      writes that ended with bytes left because the peer had granted no more: no send credit,
+ *                          no target region, or its first message not yet arrived.
+ * @param bufferStalls      writes that ended with bytes left for want of our own send resources: send queue slots or
+ *                          send-ring space still held by sends in flight.
+ * @param spinsCaught       busy-polls before a wait that found the connection ready, so no wait followed.
+ * @param directWaits       waits of platform threads on the connection's completion queue itself (each ends with
+ *                          one wake-up, a timeout or a close).
+ * @param keepAlivesSent    keepalive probes posted.
+ * @param completionErrors  work completions with an error status (RNR or transport retries exceeded, remote access
+ *                          errors, ...), not counting flushes: a queue pair that fails or whose peer is gone
+ *                          flushes every posted request, which says nothing more.
+ */
+public record ConnectionStatistics(long bytesSent, long messagesSent, long zeroCopyBytes, long directBytes,
+    long bytesReceived, long messagesReceived, long creditStalls, long bufferStalls, long spinsCaught,
+    long directWaits, long keepAlivesSent, long completionErrors) {
+}
