@@ -22,6 +22,8 @@ final class FakeConnection implements StreamConnection {
     private final SocketAddress remote;
     private final AtomicBoolean armed = new AtomicBoolean();
     final AtomicInteger spins = new AtomicInteger();
+    /** Calls of {@link #readyOps()}: a spinning reader or selection makes them without end. */
+    final AtomicInteger readyChecks = new AtomicInteger();
     private Object lock = this;
     private FakeConnection peer;
     private volatile ReadinessObserver observer;
@@ -144,6 +146,7 @@ final class FakeConnection implements StreamConnection {
 
     @Override
     public int readyOps() {
+        readyChecks.incrementAndGet();
         synchronized (lock) {
             int ops = 0;
             if (reset || inputShut || closed || count > 0 || peerOutputShut) {
@@ -171,6 +174,17 @@ final class FakeConnection implements StreamConnection {
             if (target != null) {
                 transport.execute(target::onReadiness);
             }
+        }
+    }
+
+    /**
+     * Wait until something polled this connection's readiness {@code count} more times: a busy poll is under way
+     * and kept going that long.
+     */
+    void awaitReadyChecks(final int count) {
+        final int target = readyChecks.get() + count;
+        while (readyChecks.get() - target < 0) {
+            Thread.onSpinWait();
         }
     }
 

@@ -114,7 +114,7 @@ class SelectorTest {
         pair[1].register(selector, OP_READ);
         final int armsBefore = fixture.transport.arms.get();
         final FutureTask<Integer> selection = startVirtual(() -> selector.select(10_000));
-        Thread.sleep(50);
+        fixture.transport.connections.get(1).awaitReadyChecks(10_000);
 
         pair[0].write(ByteBuffer.wrap(new byte[] {1}));
 
@@ -129,7 +129,7 @@ class SelectorTest {
         pair[1].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 30_000_000);
         pair[1].register(selector, OP_READ);
         final FutureTask<Integer> selection = startVirtual(() -> selector.select());
-        Thread.sleep(50);
+        fixture.transport.connections.get(1).awaitReadyChecks(10_000);
 
         selector.wakeup();
 
@@ -144,7 +144,7 @@ class SelectorTest {
         final int armsBefore = fixture.transport.arms.get();
         final FutureTask<Integer> selection = startVirtual(() -> selector.select(10_000));
         while (fixture.transport.arms.get() == armsBefore) {
-            Thread.sleep(1);
+            Thread.onSpinWait();
         }
 
         pair[0].write(ByteBuffer.wrap(new byte[] {1}));

@@ -323,7 +323,8 @@ class SocketChannelIoTest {
         while (accepted.spins.get() == 0) {
             Thread.onSpinWait();
         }
-        Thread.sleep(50);
+        // the spin sees the connection writable many times over and keeps going
+        accepted.awaitReadyChecks(10_000);
 
         pair[0].write(ByteBuffer.wrap(new byte[] {1}));
 
