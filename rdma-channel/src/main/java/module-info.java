@@ -5,6 +5,8 @@ module io.rdmachannel.channel {
     requires org.slf4j;
     // Agrona is an automatic module (see -Xlint:-requires-automatic in the parent pom).
     requires org.agrona;
+    // Flight Recorder events of the connection lifecycle.
+    requires jdk.jfr;
 
     exports io.rdmachannel.channel;
     exports io.rdmachannel.channel.spi;

@@ -81,6 +81,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private PeerConnectionData peer;
     private SocketAddress localAddress;
     private SocketAddress remoteAddress;
+    /** The address connected to or accepted from, known before establishment: for events and diagnostics. */
+    private volatile SocketAddress peerAddress;
     private final Object probeLock = new Object();
     // -- guarded by probeLock
     private ScheduledFuture<?> keepAliveProbe;
@@ -155,6 +157,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             receive.unlock();
         }
         state.phase = ConnectionState.PHASE_ESTABLISHED;
+        StreamEvents.established(transport.providerName(), local, remote, passive);
         keepAlive(options.keepAlive());
         if (listener != null) {
             listener.onEstablished(this);
@@ -193,6 +196,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         }
         failure = cause;
         state.phase = ConnectionState.PHASE_FAILED;
+        StreamEvents.failed(transport.providerName(), peerAddress, passive, cause);
         if (listener != null) {
             listener.onFailed(this);
         }
@@ -577,10 +581,22 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     private void releaseOnce() {
         if (state.phase != ConnectionState.PHASE_CLOSED) {
+            final boolean established = state.phase == ConnectionState.PHASE_ESTABLISHED;
             state.phase = ConnectionState.PHASE_CLOSED;
             state.connected = false;
             release();
+            if (established && StreamEvents.closedEnabled()) {
+                StreamEvents.closed(transport.providerName(), localAddress, remoteAddress, statistics(),
+                    state.error());
+            }
         }
+    }
+
+    /**
+     * The address this connection goes to, or was requested from, before it is established.
+     */
+    void peerAddress(final SocketAddress address) {
+        peerAddress = address;
     }
 
     /**

@@ -40,18 +40,19 @@ final class RsocketListener implements StreamListener {
      */
     synchronized RejectReason check(final SocketAddress remote, final SocketAddress local,
         final ByteBuffer privateData) {
-        if (closed) {
-            return RejectReason.CLOSING;
+        final RejectReason reason = closed ? RejectReason.CLOSING
+            : established.size() + inProgress >= backlog ? RejectReason.BACKLOG_FULL : null;
+        if (reason != null) {
+            StreamEvents.rejected(local, remote, reason.name());
         }
-        if (established.size() + inProgress >= backlog) {
-            return RejectReason.BACKLOG_FULL;
-        }
-        return null;
+        return reason;
     }
 
     synchronized CmEndpoint newEndpoint(final SocketAddress remote) {
         inProgress++;
-        return new RsocketConnection(transport, options.copy(), this);
+        final RsocketConnection connection = new RsocketConnection(transport, options.copy(), this);
+        connection.peerAddress(remote);
+        return connection;
     }
 
     void onEstablished(final RsocketConnection connection) {

@@ -148,6 +148,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
         final StreamOptions options, final ReadinessObserver observer) throws IOException {
         Objects.requireNonNull(remote, "remote");
         final RsocketConnection connection = new RsocketConnection(this, options.copy(), null);
+        connection.peerAddress(remote);
         connection.observer(observer);
         final CmConnection attempt = connectionManager.connect(remote, local, connection);
         return new RsocketConnector(connection, attempt);
