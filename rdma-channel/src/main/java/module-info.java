@@ -7,6 +7,8 @@ module io.rdmachannel.channel {
     requires org.agrona;
     // Flight Recorder events of the connection lifecycle.
     requires jdk.jfr;
+    // The transports' MBeans.
+    requires java.management;
 
     exports io.rdmachannel.channel;
     exports io.rdmachannel.channel.spi;

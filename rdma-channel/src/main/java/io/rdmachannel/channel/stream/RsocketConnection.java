@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.stream;
 
 import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.ConnectionInfo;
 import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionQueue;
@@ -158,6 +159,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         }
         state.phase = ConnectionState.PHASE_ESTABLISHED;
         StreamEvents.established(transport.providerName(), local, remote, passive);
+        transport.onEstablished(this);
         keepAlive(options.keepAlive());
         if (listener != null) {
             listener.onEstablished(this);
@@ -197,6 +199,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         failure = cause;
         state.phase = ConnectionState.PHASE_FAILED;
         StreamEvents.failed(transport.providerName(), peerAddress, passive, cause);
+        transport.onFailed();
         if (listener != null) {
             listener.onFailed(this);
         }
@@ -585,11 +588,27 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             state.phase = ConnectionState.PHASE_CLOSED;
             state.connected = false;
             release();
+            if (established) {
+                transport.onReleased(this);
+            }
             if (established && StreamEvents.closedEnabled()) {
                 StreamEvents.closed(transport.providerName(), localAddress, remoteAddress, statistics(),
                     state.error());
             }
         }
+    }
+
+    /**
+     * This connection for the management view; from any thread.
+     */
+    ConnectionInfo info() {
+        final IOException error = state.error();
+        final String phase = error != null ? "FAILED" : state.closing ? "CLOSING"
+            : state.peerDisconnected ? "PEER_CLOSED" : state.outputShutdown ? "OUTPUT_SHUTDOWN"
+            : state.peerShutdown ? "PEER_SHUTDOWN" : "ESTABLISHED";
+        final ConnectionStatistics statistics = statistics();
+        return new ConnectionInfo(transport.providerName(), phase, StreamEvents.text(localAddress),
+            StreamEvents.text(remoteAddress), error == null ? null : error.toString(), statistics);
     }
 
     /**

@@ -43,6 +43,7 @@ final class RsocketListener implements StreamListener {
         final RejectReason reason = closed ? RejectReason.CLOSING
             : established.size() + inProgress >= backlog ? RejectReason.BACKLOG_FULL : null;
         if (reason != null) {
+            transport.onRejected();
             StreamEvents.rejected(local, remote, reason.name());
         }
         return reason;

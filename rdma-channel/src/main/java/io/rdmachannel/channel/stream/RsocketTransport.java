@@ -1,5 +1,7 @@
 package io.rdmachannel.channel.stream;
 
+import io.rdmachannel.channel.ConnectionInfo;
+import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.cm.CmConnection;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
@@ -7,19 +9,33 @@ import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.SocketAddress;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import javax.management.JMException;
+import javax.management.ObjectName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The rsockets stream transport over one provider: one connection manager, and per device a {@link DeviceContext}.
  */
-final class RsocketTransport implements StreamTransport, AutoCloseable {
+final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTransportMXBean {
+    /** Whether transports register their {@link RdmaTransportMXBean} (default true). */
+    static final String JMX_PROP_NAME = "rdmachannel.jmx";
+    private static final Logger LOG = LoggerFactory.getLogger(RsocketTransport.class);
+    private static final AtomicLong IDS = new AtomicLong();
+
     private final RdmaProvider provider;
     private final StreamConfiguration configuration;
     private final ConnectionManager connectionManager;
@@ -31,6 +47,15 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
     private ScheduledFuture<?> lingerTask;
     private boolean closed;
 
+    // the management view: lifecycle only, never the data path
+    private final Set<RsocketConnection> live = ConcurrentHashMap.newKeySet();
+    private final LongAdder establishedCount = new LongAdder();
+    private final LongAdder failedCount = new LongAdder();
+    private final LongAdder rejectedCount = new LongAdder();
+    private final Object mbeanLock = new Object();
+    private ObjectName mbeanName;
+    private boolean mbeanClosed;
+
     RsocketTransport(final RdmaProvider provider, final String connectionManagerName) throws IOException {
         provider.ensureAvailability();
         this.provider = provider;
@@ -40,6 +65,98 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
                 + configuration.iomapEntries() + ": direct placement (riomap/riowrite) is not implemented yet; use 0");
         }
         this.connectionManager = provider.openConnectionManager(connectionManagerName);
+        if (Boolean.parseBoolean(System.getProperty(JMX_PROP_NAME, "true"))) {
+            // the platform MBean server takes a while to start the first time: not on the caller's path
+            Thread.ofVirtual().name("rdmachannel-jmx").start(this::registerMBean);
+        }
+    }
+
+    private void registerMBean() {
+        try {
+            final ObjectName name = new ObjectName(DOMAIN + ":type=Transport,provider=" + ObjectName.quote(
+                provider.name()) + ",id=" + IDS.incrementAndGet());
+            synchronized (mbeanLock) {
+                if (!mbeanClosed) {
+                    ManagementFactory.getPlatformMBeanServer().registerMBean(this, name);
+                    mbeanName = name;
+                    System.setProperty(REGISTERED_PROPERTY, "true");
+                }
+            }
+        } catch (final JMException | RuntimeException ex) {
+            LOG.debug("cannot register the management view of {}", this, ex);
+        }
+    }
+
+    private void unregisterMBean() {
+        synchronized (mbeanLock) {
+            mbeanClosed = true;
+            if (mbeanName != null) {
+                try {
+                    ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbeanName);
+                } catch (final JMException ex) {
+                    LOG.debug("cannot unregister {}", mbeanName, ex);
+                }
+                mbeanName = null;
+            }
+        }
+    }
+
+    /**
+     * The name of this transport's MBean once registered (in the background), else null; for tests.
+     */
+    ObjectName mbeanName() {
+        synchronized (mbeanLock) {
+            return mbeanName;
+        }
+    }
+
+    // ----- lifecycle, for the management view -----
+
+    void onEstablished(final RsocketConnection connection) {
+        establishedCount.increment();
+        live.add(connection);
+    }
+
+    void onReleased(final RsocketConnection connection) {
+        live.remove(connection);
+    }
+
+    void onFailed() {
+        failedCount.increment();
+    }
+
+    void onRejected() {
+        rejectedCount.increment();
+    }
+
+    @Override
+    public String getProvider() {
+        return provider.name();
+    }
+
+    @Override
+    public ConnectionInfo[] getConnections() {
+        return live.stream().map(RsocketConnection::info).toArray(ConnectionInfo[]::new);
+    }
+
+    @Override
+    public int getConnectionCount() {
+        return live.size();
+    }
+
+    @Override
+    public long getConnectionsEstablished() {
+        return establishedCount.sum();
+    }
+
+    @Override
+    public long getConnectionsFailed() {
+        return failedCount.sum();
+    }
+
+    @Override
+    public long getRequestsRejected() {
+        return rejectedCount.sum();
     }
 
     StreamConfiguration configuration() {
@@ -180,6 +297,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable {
             stillLingering = lingering.keySet().toArray(RsocketConnection[]::new);
             lingering.clear();
         }
+        unregisterMBean();
         if (keepAlive != null) {
             keepAlive.shutdownNow();
         }
