@@ -9,7 +9,6 @@ import io.rdmachannel.channel.spi.QueuePairState;
 
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 import org.junit.jupiter.api.AfterEach;
@@ -33,9 +32,7 @@ class ShmReuseIsolationTest {
 
     @BeforeEach
     void useFreshDirectory() throws IOException {
-        final Path devShm = Path.of("/dev/shm");
-        final Path base = Files.isDirectory(devShm) && Files.isWritable(devShm) ? devShm : Path.of("/tmp");
-        directory = Files.createTempDirectory(base, "rdc");
+        directory = ShmTestDirectories.create();
         previousDirectory = System.setProperty(ShmConfiguration.DIRECTORY_PROP_NAME, directory.toString());
     }
 

@@ -31,9 +31,7 @@ class ShmStaleListenerTest {
 
     @BeforeEach
     void useFreshDirectory() throws IOException {
-        final Path devShm = Path.of("/dev/shm");
-        final Path base = Files.isDirectory(devShm) && Files.isWritable(devShm) ? devShm : Path.of("/tmp");
-        directory = Files.createTempDirectory(base, "rdc");
+        directory = ShmTestDirectories.create();
         ports = Files.createDirectory(directory.resolve("ports"));
     }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.shm.ShmConfiguration;
+import io.rdmachannel.channel.shm.ShmTestDirectories;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
@@ -46,9 +47,7 @@ class ShmChurnResourceTest {
 
     @BeforeEach
     void open() throws IOException {
-        final Path devShm = Path.of("/dev/shm");
-        final Path base = Files.isDirectory(devShm) && Files.isWritable(devShm) ? devShm : Path.of("/tmp");
-        directory = Files.createTempDirectory(base, "rdc");
+        directory = ShmTestDirectories.create();
         previousDirectory = System.setProperty(ShmConfiguration.DIRECTORY_PROP_NAME, directory.toString());
         previousIdle = System.setProperty(ShmConfiguration.POOL_IDLE_MILLIS_PROP_NAME, Integer.toString(IDLE_MILLIS));
         serverTransport = StreamTransports.open(RdmaProviders.byName("shm"));
