@@ -134,6 +134,16 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /**
+     * Kill the child with SIGKILL, as a crash would end it, and wait until it is gone.
+     */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            throw new AssertionError("still alive 10 s after SIGKILL: " + describe());
+        }
+    }
+
+    /**
      * What the child wrote on stderr so far.
      */
     String errors() {
