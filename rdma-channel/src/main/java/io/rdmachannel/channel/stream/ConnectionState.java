@@ -47,6 +47,7 @@ final class ConnectionState {
      */
     volatile boolean readinessChanged;
     private volatile IOException error;
+    private volatile String deferredFailure;
 
     /**
      * The sticky failure: "Connection reset" with what happened as cause or suppressed exception.
@@ -115,6 +116,33 @@ final class ConnectionState {
             final SocketException reset = new SocketException("Connection reset");
             reset.addSuppressed(new IOException(what + " on queue pair " + queuePair.number()));
             setError(reset);
+        }
+    }
+
+    /**
+     * A send failed (flushed, retries exceeded as when the peer's queue pair is gone, ...): a reset, unless the
+     * receive side still holds the peer's DISCONNECT, sent before it left, which makes it an orderly end. The receive
+     * side decides once it drained what arrived ({@link #resolveDeferredFailure}), at its next poll.
+     */
+    void deferFailure(final String what) {
+        if (connected && !peerDisconnected && !closing && error == null && deferredFailure == null) {
+            deferredFailure = what;
+            readinessChanged = true;
+        }
+    }
+
+    boolean hasDeferredFailure() {
+        return deferredFailure != null;
+    }
+
+    /**
+     * The receive side drained its completions: a flushed send is a reset now unless they ended the connection.
+     */
+    void resolveDeferredFailure(final QueuePair queuePair) {
+        final String what = deferredFailure;
+        if (what != null) {
+            deferredFailure = null;
+            failIfConnected(what, queuePair);
         }
     }
 

@@ -167,6 +167,7 @@ final class ReceivePath {
         while (completionQueue.poll(completionHandler, 32) > 0) {
             // each completion was handled by onCompletion
         }
+        state.resolveDeferredFailure(queuePair);
         giveCredits();
     }
 

@@ -443,7 +443,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      */
     @Override
     public int write(final ByteBuffer src) throws IOException {
-        if (send.waitingForPeer()) {
+        if (send.waitingForPeer() || state.hasDeferredFailure()) {
             receive.pollIfIdle();
         }
         try {
@@ -455,7 +455,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     @Override
     public long write(final ByteBuffer[] srcs, final int offset, final int length) throws IOException {
-        if (send.waitingForPeer()) {
+        if (send.waitingForPeer() || state.hasDeferredFailure()) {
             receive.pollIfIdle();
         }
         try {

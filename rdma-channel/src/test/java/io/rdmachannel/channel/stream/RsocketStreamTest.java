@@ -242,6 +242,30 @@ class RsocketStreamTest {
         }
     }
 
+    /**
+     * A peer that closes right after connecting leaves after its DISCONNECT; what the server sends meanwhile (its
+     * first credit grant) is flushed. The server must still read end of stream, not a reset: the DISCONNECT came
+     * before the failure. Many rounds, since the server's grant races with the peer's release.
+     */
+    @Test
+    void shouldReadEndOfStreamWhenThePeerClosesRightAfterConnecting() throws Exception {
+        final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+        final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+        try (StreamListener listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            8, new StreamOptions(), serverWaker)) {
+            for (int round = 0; round < 300; round++) {
+                final StreamConnection client = BlockingStream.connect(transport.connect(listener.localAddress(),
+                    null, new StreamOptions(), clientWaker), clientWaker);
+                client.close();
+                try (StreamConnection server = BlockingStream.accept(listener, serverWaker)) {
+                    final int round0 = round;
+                    assertEquals(-1, BlockingStream.read(server, ByteBuffer.allocate(1), serverWaker),
+                        () -> "round " + round0 + ": " + server.describe());
+                }
+            }
+        }
+    }
+
     @Test
     void shouldProbeWithKeepAlivesWithoutDisturbingTheStream() throws Exception {
         final String previous = System.getProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME);
