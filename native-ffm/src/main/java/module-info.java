@@ -5,6 +5,7 @@
  */
 module io.rdmachannel.ffm {
     requires transitive io.rdmachannel.channel;
+    requires org.slf4j;
 
     exports io.rdmachannel.ffm;
 

@@ -4,6 +4,7 @@
  */
 module io.rdmachannel.nio {
     requires transitive io.rdmachannel.channel;
+    requires org.slf4j;
 
     exports io.rdmachannel.nio;
 }

@@ -159,7 +159,7 @@ final class RdmaCmAttempt implements CmConnection {
                 case RdmaCmConnectionManager.TIMEWAIT_EXIT -> {
                     // the id lives until its queue pair is closed
                 }
-                default -> RdmaCmConnectionManager.LOG.log(System.Logger.Level.DEBUG, "ignoring {0}", event);
+                default -> RdmaCmConnectionManager.LOG.debug("ignoring {}", event);
             }
         } catch (NativeCallException e) {
             fail(translate(e));
@@ -323,7 +323,7 @@ final class RdmaCmAttempt implements CmConnection {
             MemorySegment data = temporary.allocateFrom(JAVA_BYTE, (byte) reason.code());
             RdmaCmCalls.reject(child, data, (byte) 1);
         } catch (NativeCallException e) {
-            RdmaCmConnectionManager.LOG.log(System.Logger.Level.DEBUG, "rdma_reject failed", e);
+            RdmaCmConnectionManager.LOG.debug("rdma_reject failed", e);
         }
     }
 
@@ -415,7 +415,7 @@ final class RdmaCmAttempt implements CmConnection {
         try {
             RdmaCmCalls.disconnect(id);
         } catch (NativeCallException e) {
-            RdmaCmConnectionManager.LOG.log(System.Logger.Level.DEBUG, "rdma_disconnect failed", e);
+            RdmaCmConnectionManager.LOG.debug("rdma_disconnect failed", e);
         } finally {
             cm.eventLock().unlock();
         }
@@ -450,7 +450,7 @@ final class RdmaCmAttempt implements CmConnection {
             try {
                 endpoint.failed(cause);
             } catch (RuntimeException e) {
-                RdmaCmConnectionManager.LOG.log(System.Logger.Level.WARNING, "the endpoint failed to fail", e);
+                RdmaCmConnectionManager.LOG.warn("the endpoint failed to fail", e);
             }
         }
         if (queuePair == null || queuePairClosed) {
@@ -468,7 +468,7 @@ final class RdmaCmAttempt implements CmConnection {
             try {
                 RdmaCmCalls.disconnect(id);
             } catch (NativeCallException e) {
-                RdmaCmConnectionManager.LOG.log(System.Logger.Level.DEBUG, "rdma_disconnect failed", e);
+                RdmaCmConnectionManager.LOG.debug("rdma_disconnect failed", e);
             }
         }
         cm.destroyId(id);

@@ -39,6 +39,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * The native provider's {@code rdma_cm} connection manager: librdmacm in asynchronous mode. One platform thread per
  * connection manager waits with epoll on the event channel (made non-blocking) and on an eventfd for tasks and
@@ -67,7 +70,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
     /** Default for {@link #CONNECT_TIMEOUT_PROP_NAME}. */
     static final long CONNECT_TIMEOUT_DEFAULT = 30_000;
 
-    static final System.Logger LOG = System.getLogger(RdmaCmConnectionManager.class.getName());
+    static final Logger LOG = LoggerFactory.getLogger(RdmaCmConnectionManager.class);
 
     static final int ADDR_RESOLVED = 0;
     static final int ADDR_ERROR = 1;
@@ -230,7 +233,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
         try {
             RdmaCmCalls.destroyId(id);
         } catch (NativeCallException e) {
-            LOG.log(System.Logger.Level.DEBUG, "rdma_destroy_id failed", e);
+            LOG.debug("rdma_destroy_id failed", e);
         }
         boolean last;
         synchronized (this) {
@@ -278,7 +281,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
                 try {
                     waitSet.wakeup();
                 } catch (NativeCallException e) {
-                    LOG.log(System.Logger.Level.WARNING, "cannot wake the rdma_cm event thread", e);
+                    LOG.warn("cannot wake the rdma_cm event thread", e);
                 }
                 return;
             }
@@ -305,7 +308,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
             }
         } catch (IOException | RuntimeException e) {
             if (running) {
-                LOG.log(System.Logger.Level.ERROR, "the rdma_cm connection manager failed", e);
+                LOG.error("the rdma_cm connection manager failed", e);
             }
         } finally {
             shutdown();
@@ -318,7 +321,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
             try {
                 task.run();
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "rdma_cm connection manager task failed", e);
+                LOG.error("rdma_cm connection manager task failed", e);
             }
         }
     }
@@ -338,7 +341,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
             try {
                 dispatch(event);
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "handling " + event + " failed", e);
+                LOG.error("handling {} failed", event, e);
             }
         }
     }
@@ -360,7 +363,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
         } else if (owner instanceof RdmaCmListener listener) {
             listener.onEvent(event);
         } else {
-            LOG.log(System.Logger.Level.DEBUG, "ignoring {0} for an unknown id", event);
+            LOG.debug("ignoring {} for an unknown id", event);
         }
     }
 
@@ -404,7 +407,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
                 try {
                     device.close();
                 } catch (IllegalStateException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "device " + device.name() + " still in use", e);
+                    LOG.debug("device {} still in use", device.name(), e);
                 }
             }
         }
@@ -419,7 +422,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
         try {
             waitSet.wakeup();
         } catch (NativeCallException e) {
-            LOG.log(System.Logger.Level.DEBUG, "waking the rdma_cm event thread", e);
+            LOG.debug("waking the rdma_cm event thread", e);
         }
         if (!onEventThread()) {
             try {
@@ -434,7 +437,7 @@ final class RdmaCmConnectionManager implements ConnectionManager {
         try {
             set.close();
         } catch (NativeCallException e) {
-            LOG.log(System.Logger.Level.DEBUG, "closing the epoll set", e);
+            LOG.debug("closing the epoll set", e);
         }
     }
 

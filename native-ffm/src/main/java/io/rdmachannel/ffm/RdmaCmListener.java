@@ -111,7 +111,7 @@ final class RdmaCmListener implements CmListener {
         try {
             refused = filter.check(remote, local, privateData.asReadOnlyBuffer());
         } catch (RuntimeException e) {
-            RdmaCmConnectionManager.LOG.log(System.Logger.Level.WARNING, "the connection request filter failed", e);
+            RdmaCmConnectionManager.LOG.warn("the connection request filter failed", e);
             refused = RejectReason.POLICY;
         }
         if (refused != null) {
@@ -128,7 +128,7 @@ final class RdmaCmListener implements CmListener {
 
     /** An event for the listening id itself (DEVICE_REMOVAL). */
     void onEvent(CmEvent event) {
-        RdmaCmConnectionManager.LOG.log(System.Logger.Level.WARNING, "listener {0}: {1}", localAddress, event);
+        RdmaCmConnectionManager.LOG.warn("listener {}: {}", localAddress, event);
     }
 
     /** Destroy the id (event thread). */

@@ -31,6 +31,9 @@ import io.rdmachannel.channel.stream.StreamListener;
 import io.rdmachannel.channel.stream.StreamReadiness;
 import io.rdmachannel.channel.stream.StreamTransport;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * The server channel state machine (after the JDK's ServerSocketChannelImpl).
  *
@@ -42,7 +45,7 @@ import io.rdmachannel.channel.stream.StreamTransport;
  * platform selector ({@link #platformChannel()}).
  */
 final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implements RdmaSelectableChannel {
-    private static final System.Logger LOG = System.getLogger(RdmaServerSocketChannel.class.getName());
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaServerSocketChannel.class);
     private static final int ST_INUSE = 0;
     private static final int ST_CLOSING = 1;
     private static final int ST_CLOSED = 2;
@@ -185,7 +188,7 @@ final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implemen
                 case RDMA_PREFERRED -> bindBoth((InetSocketAddress) address, queue, decision.reason());
                 default -> throw new AssertionError(decision.policy());
             }
-            LOG.log(System.Logger.Level.DEBUG, "listening on {0} over {1}", localAddress, path);
+            LOG.debug("listening on {} over {}", localAddress, path);
         }
         relay.onReadiness();
         return this;
@@ -479,7 +482,7 @@ final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implemen
             engine = transport;
         }
         final RdmaPath over = RdmaPath.rdma(engine.providerName(), "accepted over RDMA");
-        LOG.log(System.Logger.Level.DEBUG, "accepted {0} on {1} over {2}", accepted.remoteAddress(),
+        LOG.debug("accepted {} on {} over {}", accepted.remoteAddress(),
             accepted.localAddress(), over);
         return new RdmaSocketChannelImpl(provider, engine, family, childRelay, accepted, inherited, over);
     }
@@ -488,7 +491,7 @@ final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implemen
         try {
             final RdmaSocketChannelImpl channel = new RdmaSocketChannelImpl(provider, family, accepted,
                 RdmaPath.tcp("accepted over TCP"));
-            LOG.log(System.Logger.Level.DEBUG, "accepted {0} on {1} over {2}", channel.remoteAddress(),
+            LOG.debug("accepted {} on {} over {}", channel.remoteAddress(),
                 channel.localAddress(), channel.path());
             return channel;
         } catch (final IOException | RuntimeException ex) {
@@ -596,7 +599,7 @@ final class RdmaServerSocketChannelImpl extends RdmaServerSocketChannel implemen
                         waitSelector.close();
                     }
                 } catch (final IOException ex) {
-                    LOG.log(System.Logger.Level.DEBUG, "closing the TCP listener of " + localAddress, ex);
+                    LOG.debug("closing the TCP listener of {}", localAddress, ex);
                 }
             }
             return true;

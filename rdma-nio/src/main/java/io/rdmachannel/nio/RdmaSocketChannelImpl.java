@@ -40,6 +40,9 @@ import io.rdmachannel.channel.stream.StreamOptions;
 import io.rdmachannel.channel.stream.StreamReadiness;
 import io.rdmachannel.channel.stream.StreamTransport;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * The socket channel state machine (after the JDK's SocketChannelImpl). Every blocking operation is
  * {@code begin()}, a non-blocking attempt on the endpoint, then arm / attempt again / park on the relay, and
@@ -55,7 +58,7 @@ import io.rdmachannel.channel.stream.StreamTransport;
  * the peer ({@link NoRdmaPathException}, no route, no answer in time).
  */
 final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelectableChannel {
-    private static final System.Logger LOG = System.getLogger(RdmaSocketChannel.class.getName());
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaSocketChannel.class);
 
     private static final int ST_UNCONNECTED = 0;
     private static final int ST_CONNECTIONPENDING = 1;
@@ -800,7 +803,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
             localAddress = local;
         }
         state = ST_CONNECTED;
-        LOG.log(System.Logger.Level.DEBUG, "connected {0} -> {1} over {2}", localAddress, remoteAddress, path);
+        LOG.debug("connected {} -> {} over {}", localAddress, remoteAddress, path);
     }
 
     private void endConnect(final boolean blocking, final boolean completed) throws IOException {

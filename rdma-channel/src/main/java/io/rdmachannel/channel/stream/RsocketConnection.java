@@ -97,6 +97,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         final StreamConfiguration configuration = transport.configuration();
         this.resources = new ConnectionResources(options, configuration);
         this.send = new SendPath(state, configuration);
+        send.stallObserver(this::stalled);
         this.receive = new ReceivePath(state, send, options);
     }
 
@@ -580,6 +581,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             receive.unlock();
         }
         notifyObserver();
+    }
+
+    private void stalled(final boolean forPeer, final long nanos) {
+        StreamEvents.stalled(transport.providerName(), localAddress, remoteAddress, forPeer, nanos);
     }
 
     private void releaseOnce() {

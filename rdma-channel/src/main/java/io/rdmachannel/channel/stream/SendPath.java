@@ -90,6 +90,12 @@ final class SendPath {
     private long creditStalls;
     private long bufferStalls;
     private long completionErrors;
+    // the stall under way: since when (a write ended with bytes left), and whether for the peer's credits
+    private final long stallEventNanos;
+    private StallObserver stallObserver;
+    private boolean stalled;
+    private boolean stalledForPeer;
+    private long stalledSince;
     private int seenAnnouncements;
     private CompletionStatus lastStatus;
 
@@ -100,6 +106,7 @@ final class SendPath {
         this.startTransfer = configuration.transferStartLength();
         this.sendLowWater = configuration.sendLowWaterMark();
         this.sourceReleaseTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(configuration.sendCompletionTimeoutMillis());
+        this.stallEventNanos = TimeUnit.MILLISECONDS.toNanos(configuration.stallEventMillis());
         this.targets = new TargetRegions(configuration.targetSglEntries(),
             configuration.peerMaxDataBufferLength());
         this.control = new ControlWindow(state, controlWindow);
@@ -287,7 +294,7 @@ final class SendPath {
             poll();
             ensureWritable();
             final long count = put(src);
-            countStall(src.hasRemaining());
+            countStall(src.hasRemaining(), count);
             awaitZeroCopySent();
             return count;
         } finally {
@@ -308,7 +315,7 @@ final class SendPath {
                 total += put(srcs[i]);
                 left = srcs[i].hasRemaining();
             }
-            countStall(left);
+            countStall(left, total);
             awaitZeroCopySent();
             return total;
         } finally {
@@ -318,16 +325,51 @@ final class SendPath {
     }
 
     /**
-     * Count a write that ended with bytes left: for want of what the peer grants, or of our own send resources.
+     * Count a write that ended with bytes left: for want of what the peer grants, or of our own send resources. A
+     * stall lasts from the first such write to the next write that sent something; one that lasted at least
+     * {@code rdmachannel.stream.stallEventMillis} goes to the observer (a clock read per stalled write, nothing
+     * else on the way).
      */
-    private void countStall(final boolean bytesLeft) {
+    private void countStall(final boolean bytesLeft, final long sent) {
+        if (stalled && sent > 0) {
+            stalled = false;
+            final long nanos = System.nanoTime() - stalledSince;
+            if (nanos >= stallEventNanos && stallObserver != null) {
+                stallObserver.stalled(stalledForPeer, nanos);
+            }
+        }
         if (bytesLeft && state.error() == null) {
-            if (shortOfPeerLocked()) {
+            final boolean forPeer = shortOfPeerLocked();
+            if (forPeer) {
                 creditStalls++;
             } else {
                 bufferStalls++;
             }
+            if (!stalled) {
+                stalled = true;
+                stalledForPeer = forPeer;
+                stalledSince = System.nanoTime();
+            }
         }
+    }
+
+    /**
+     * Who hears of long write stalls; set once before the connection is used.
+     */
+    void stallObserver(final StallObserver observer) {
+        stallObserver = observer;
+    }
+
+    /**
+     * Told of a write stall that lasted at least the configured threshold, with the send lock held.
+     */
+    @FunctionalInterface
+    interface StallObserver {
+        /**
+         * @param forPeer whether the writes waited for the peer's credits (else for our own send resources).
+         * @param nanos   how long, from the first write that stalled to the next that sent something.
+         */
+        void stalled(boolean forPeer, long nanos);
     }
 
     /**

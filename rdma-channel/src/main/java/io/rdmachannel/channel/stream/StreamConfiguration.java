@@ -100,6 +100,15 @@ public final class StreamConfiguration {
     public static final int SEND_COMPLETION_TIMEOUT_DEFAULT = 10_000;
 
     /**
+     * How long a write must have stalled (ended with bytes left, for the peer's credits or for send resources, until
+     * a later write sent something) before the stall is recorded as an {@code io.rdmachannel.WriteStalled} Flight
+     * Recorder event.
+     */
+    public static final String STALL_EVENT_THRESHOLD_PROP_NAME = "rdmachannel.stream.stallEventMillis";
+    /** Default for {@link #STALL_EVENT_THRESHOLD_PROP_NAME}. */
+    public static final int STALL_EVENT_THRESHOLD_DEFAULT = 20;
+
+    /**
      * Keepalive period in seconds for connections with {@code SO_KEEPALIVE} ({@code TCP_KEEPIDLE}): each period a
      * zero-length RDMA WRITE the peer never sees, so a dead peer shows up as a failed send.
      */
@@ -152,6 +161,7 @@ public final class StreamConfiguration {
     private final int pollingTimeMicros;
     private final int keepAliveSeconds;
     private final int sendCompletionTimeoutMillis;
+    private final int stallEventMillis;
     private final int resolveAttempts;
     private final int retryCount;
     private final int rnrRetryCount;
@@ -185,6 +195,8 @@ public final class StreamConfiguration {
             Integer.MAX_VALUE);
         sendCompletionTimeoutMillis = intProperty(properties, SEND_COMPLETION_TIMEOUT_PROP_NAME,
             SEND_COMPLETION_TIMEOUT_DEFAULT, 1, 3_600_000);
+        stallEventMillis = intProperty(properties, STALL_EVENT_THRESHOLD_PROP_NAME, STALL_EVENT_THRESHOLD_DEFAULT, 1,
+            3_600_000);
         resolveAttempts = intProperty(properties, RESOLVE_ATTEMPTS_PROP_NAME, RESOLVE_ATTEMPTS_DEFAULT, 1, 10);
         retryCount = intProperty(properties, RETRY_COUNT_PROP_NAME, RETRY_COUNT_DEFAULT, 0, 7);
         rnrRetryCount = intProperty(properties, RNR_RETRY_COUNT_PROP_NAME, RNR_RETRY_COUNT_DEFAULT, 0, 7);
@@ -397,6 +409,15 @@ public final class StreamConfiguration {
         return sendCompletionTimeoutMillis;
     }
 
+    /**
+     * How long a write stall lasts before it is recorded as a Flight Recorder event.
+     *
+     * @return milliseconds.
+     */
+    public int stallEventMillis() {
+        return stallEventMillis;
+    }
+
     private static int kernelKeepAliveTime() {
         try {
             final String text = Files.readString(Path.of(
@@ -469,6 +490,7 @@ public final class StreamConfiguration {
             + ", pollingTimeMicros=" + pollingTimeMicros
             + ", keepAliveSeconds=" + keepAliveSeconds
             + ", sendCompletionTimeoutMillis=" + sendCompletionTimeoutMillis
+            + ", stallEventMillis=" + stallEventMillis
             + ", resolveAttempts=" + resolveAttempts
             + ", retryCount=" + retryCount
             + ", rnrRetryCount=" + rnrRetryCount

@@ -10,40 +10,51 @@ import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
+import jdk.jfr.Timespan;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The JDK Flight Recorder events of the stream engine's connection lifecycle: established, closed (with what the
- * connection did), failed to establish, and requests a listener refused. Recorded only when a recording enables
- * them ({@code jfr configure} or {@code -XX:StartFlightRecording} with {@code +io.rdmachannel.*}); none is emitted on
- * the data path.
+ * connection did), failed to establish, requests a listener refused, and writes stalled longer than a threshold.
+ * Recorded only when a recording enables them ({@code jfr configure} or {@code -XX:StartFlightRecording} with
+ * {@code +io.rdmachannel.*}). None is emitted for a message: a stall event only once a stall outlasted its threshold.
+ * The lifecycle (not the stalls) also goes to the SLF4J logger {@code io.rdmachannel.channel.stream.StreamEvents} at
+ * DEBUG.
  */
 final class StreamEvents {
+    private static final Logger LOG = LoggerFactory.getLogger(StreamEvents.class);
+
     private StreamEvents() {
     }
 
     static void established(final String provider, final SocketAddress local, final SocketAddress remote,
         final boolean passive) {
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("{} connection established {} -> {} over {}", passive ? "accepted" : "connected", text(local),
+                text(remote), provider);
+        }
         final Established event = new Established();
         if (event.shouldCommit()) {
-            event.provider = provider;
-            event.local = text(local);
-            event.remote = text(remote);
+            event.connection(provider, local, remote);
             event.passive = passive;
             event.commit();
         }
     }
 
     static boolean closedEnabled() {
-        return Closed.ENABLED.isEnabled();
+        return Closed.ENABLED.isEnabled() || LOG.isDebugEnabled();
     }
 
     static void closed(final String provider, final SocketAddress local, final SocketAddress remote,
         final ConnectionStatistics statistics, final Throwable error) {
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("connection {} -> {} over {} closed: {} bytes sent, {} received{}", text(local), text(remote),
+                provider, statistics.bytesSent(), statistics.bytesReceived(), error == null ? "" : ", " + error);
+        }
         final Closed event = new Closed();
         if (event.shouldCommit()) {
-            event.provider = provider;
-            event.local = text(local);
-            event.remote = text(remote);
+            event.connection(provider, local, remote);
             event.bytesSent = statistics.bytesSent();
             event.bytesReceived = statistics.bytesReceived();
             event.creditStalls = statistics.creditStalls();
@@ -55,6 +66,10 @@ final class StreamEvents {
 
     static void failed(final String provider, final SocketAddress remote, final boolean passive,
         final Throwable cause) {
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("{} connection with {} over {} failed: {}", passive ? "accepted" : "outgoing", text(remote),
+                provider, cause.toString());
+        }
         final Failed event = new Failed();
         if (event.shouldCommit()) {
             event.provider = provider;
@@ -65,7 +80,21 @@ final class StreamEvents {
         }
     }
 
+    static void stalled(final String provider, final SocketAddress local, final SocketAddress remote,
+        final boolean forPeer, final long nanos) {
+        final WriteStalled event = new WriteStalled();
+        if (event.shouldCommit()) {
+            event.connection(provider, local, remote);
+            event.cause = forPeer ? "peer credits" : "send resources";
+            event.stallTime = nanos;
+            event.commit();
+        }
+    }
+
     static void rejected(final SocketAddress local, final SocketAddress remote, final String reason) {
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("listener {} rejected {}: {}", text(local), text(remote), reason);
+        }
         final Rejected event = new Rejected();
         if (event.shouldCommit()) {
             event.local = text(local);
@@ -84,18 +113,30 @@ final class StreamEvents {
         return address == null ? null : address.toString();
     }
 
-    /** A connection is established. */
-    @Name("io.rdmachannel.ConnectionEstablished")
-    @Label("RDMA Connection Established")
+    /** The fields of every event about one connection. */
     @Category({"rdmachannel", "Connection"})
     @StackTrace(false)
-    static final class Established extends Event {
+    abstract static class ConnectionEvent extends Event {
         @Label("Provider")
         String provider;
         @Label("Local Address")
         String local;
         @Label("Remote Address")
         String remote;
+
+        final void connection(final String provider, final SocketAddress local, final SocketAddress remote) {
+            this.provider = provider;
+            this.local = text(local);
+            this.remote = text(remote);
+        }
+    }
+
+    /** A connection is established. */
+    @Name("io.rdmachannel.ConnectionEstablished")
+    @Label("RDMA Connection Established")
+    @Category({"rdmachannel", "Connection"})
+    @StackTrace(false)
+    static final class Established extends ConnectionEvent {
         @Label("Accepted")
         @Description("Whether a listener accepted it (else this side connected)")
         boolean passive;
@@ -106,16 +147,10 @@ final class StreamEvents {
     @Label("RDMA Connection Closed")
     @Category({"rdmachannel", "Connection"})
     @StackTrace(false)
-    static final class Closed extends Event {
+    static final class Closed extends ConnectionEvent {
         /** Whether recordings enable this event, without allocating one. */
         static final Closed ENABLED = new Closed();
 
-        @Label("Provider")
-        String provider;
-        @Label("Local Address")
-        String local;
-        @Label("Remote Address")
-        String remote;
         @Label("Bytes Sent")
         @DataAmount
         long bytesSent;
@@ -158,5 +193,23 @@ final class StreamEvents {
         String remote;
         @Label("Reason")
         String reason;
+    }
+
+    /**
+     * Writes on a connection stalled at least {@code rdmachannel.stream.stallEventMillis}: from a write that ended with
+     * bytes left to the next write that sent something (the thread that wrote then, which may not be the one that
+     * waited).
+     */
+    @Name("io.rdmachannel.WriteStalled")
+    @Label("RDMA Write Stalled")
+    @Category({"rdmachannel", "Connection"})
+    @StackTrace(false)
+    static final class WriteStalled extends ConnectionEvent {
+        @Label("Cause")
+        @Description("What the writes waited for: the peer's credits (it does not read), or our own send resources")
+        String cause;
+        @Label("Stall Duration")
+        @Timespan(Timespan.NANOSECONDS)
+        long stallTime;
     }
 }

@@ -24,12 +24,15 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The Flight Recorder events of the connection lifecycle, recorded while two shm connections are established and
- * closed, one request is refused by a full backlog and one connect finds no listener.
+ * closed, one request is refused by a full backlog and one connect finds no listener; and of a write stall longer than
+ * the threshold, not recorded under a longer threshold.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StreamEventsTest {
     private static final String[] EVENTS = {"io.rdmachannel.ConnectionEstablished",
         "io.rdmachannel.ConnectionClosed", "io.rdmachannel.ConnectionFailed", "io.rdmachannel.ConnectionRejected"};
+    private static final String STALLED = "io.rdmachannel.WriteStalled";
+    private static final int STALL_MILLIS = 100;
 
     private StreamTransport transport;
     private Recording recording;
@@ -100,6 +103,61 @@ class StreamEventsTest {
         assertEquals(1, failed.size(), events::toString);
         assertFalse(failed.get(0).getBoolean("passive"));
         assertEquals(StreamEvents.text(server), failed.get(0).getString("remote"));
+    }
+
+    @Test
+    void shouldRecordAWriteStalledForThePeersCreditsLongerThanTheThreshold() throws Exception {
+        recording.enable(STALLED);
+        recording.start();
+        final InetSocketAddress client = stallOnce(transport);
+        // the same stall under a threshold of an hour is not recorded
+        final StreamTransport patient = WithProperty.open(StreamConfiguration.STALL_EVENT_THRESHOLD_PROP_NAME,
+            "3600000", () -> StreamTransports.open(RdmaProviders.byName("shm")));
+        try {
+            stallOnce(patient);
+        } finally {
+            StreamTransports.close(patient);
+        }
+        recording.stop();
+
+        final List<RecordedEvent> stalls = named(events(), STALLED);
+        assertEquals(1, stalls.size(), stalls::toString);
+        final RecordedEvent stall = stalls.get(0);
+        assertEquals("peer credits", stall.getString("cause"), stall::toString);
+        assertEquals(StreamEvents.text(client), stall.getString("local"), stall::toString);
+        assertEquals("shm", stall.getString("provider"), stall::toString);
+        assertTrue(stall.getDuration("stallTime").toMillis() >= STALL_MILLIS, stall::toString);
+    }
+
+    /**
+     * Fill a connection until the peer's credits run out, let it stall {@link #STALL_MILLIS}, then have the peer read
+     * it all and write again until something goes out.
+     *
+     * @return the writer's address.
+     */
+    private static InetSocketAddress stallOnce(final StreamTransport transport) throws Exception {
+        final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+        final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+        try (StreamListener listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            1, new StreamOptions(), serverWaker);
+            StreamConnection client = BlockingStream.connect(transport.connect(listener.localAddress(), null,
+                new StreamOptions(), clientWaker), clientWaker);
+            StreamConnection server = BlockingStream.accept(listener, serverWaker)) {
+            final ByteBuffer chunk = ByteBuffer.allocate(64 * 1024);
+            int written = 0;
+            while (client.write(chunk.clear()) > 0) {
+                written += chunk.position();
+            }
+            // the stall: the peer reads nothing for a while
+            Thread.sleep(STALL_MILLIS);
+            assertEquals(written, readFully(server, written, serverWaker));
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (client.write(chunk.clear()) == 0 && System.nanoTime() - deadline < 0) {
+                Thread.onSpinWait();
+            }
+            assertTrue(chunk.position() > 0, "the write after the peer read sent nothing");
+            return (InetSocketAddress) client.localAddress();
+        }
     }
 
     private List<RecordedEvent> events() throws IOException {
