@@ -25,6 +25,8 @@ final class ChildJvm implements AutoCloseable {
     private static final List<String> INHERITED = List.of("rdmachannel.provider", "rdmachannel.cm",
         "rdmachannel.shm.dir", "rdmachannel.rdma_cm.connectTimeoutMillis", "rdmachannel.fallback.timeoutMillis");
     private static final String END = "\u0000end";
+    /** rdmachannel's lifecycle lines at DEBUG, through the test class path's SLF4J binding (slf4j-simple: stderr). */
+    private static final String DEBUG_LOGGING = "org.slf4j.simpleLogger.log.io.rdmachannel=debug";
 
     private final String name;
     private final Process process;
@@ -43,18 +45,28 @@ final class ChildJvm implements AutoCloseable {
      * Start {@code main} with {@code args}.
      *
      * @param dropIn whether rdmachannel is the child's JVM-wide provider.
-     * @param properties more {@code -D} settings ({@code name=value}).
+     * @param properties more {@code -D} settings ({@code name=value}); they come last, so they override.
      */
     static ChildJvm start(final Class<?> main, final boolean dropIn, final List<String> properties,
         final String... args) throws IOException {
+        return start(main, dropIn, properties, List.of("-XX:TieredStopAtLevel=1"), args);
+    }
+
+    /**
+     * Start {@code main} with {@code args} and JVM options of its own ({@code -XX:...}) in place of the default
+     * quick-start ones.
+     */
+    static ChildJvm start(final Class<?> main, final boolean dropIn, final List<String> properties,
+        final List<String> jvmOptions, final String... args) throws IOException {
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElseThrow());
         command.addAll(List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports",
             "java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
+            "-Xshare:auto"));
+        command.addAll(jvmOptions);
         if (dropIn) {
             command.add("-D" + PROVIDER_PROPERTY + "=" + RDMA_PROVIDER);
-            command.add("-Djava.util.logging.config.file=" + debugLogging());
+            command.add("-D" + DEBUG_LOGGING);
         }
         for (final String inherited : INHERITED) {
             final String value = System.getProperty(inherited);
@@ -70,21 +82,6 @@ final class ChildJvm implements AutoCloseable {
         final Path errors = Files.createTempFile("dropin-" + main.getSimpleName(), ".err");
         final Process process = new ProcessBuilder(command).redirectError(errors.toFile()).start();
         return new ChildJvm(main.getSimpleName() + (dropIn ? "[drop-in]" : "[jdk]"), process, errors);
-    }
-
-    /**
-     * A java.util.logging configuration that prints rdmachannel's DEBUG lines (FINE) on stderr.
-     */
-    private static synchronized Path debugLogging() throws IOException {
-        final Path file = Path.of(System.getProperty("java.io.tmpdir"), "rdmachannel-dropin-logging.properties");
-        Files.writeString(file, """
-            handlers=java.util.logging.ConsoleHandler
-            java.util.logging.ConsoleHandler.level=FINE
-            java.util.logging.SimpleFormatter.format=%4$s %3$s: %5$s%6$s%n
-            .level=INFO
-            io.rdmachannel.level=FINE
-            """);
-        return file;
     }
 
     private void readLines() {
@@ -118,6 +115,14 @@ final class ChildJvm implements AutoCloseable {
                 return line;
             }
         }
+    }
+
+    /**
+     * Write {@code line} to the child's stdin.
+     */
+    void send(final String line) throws IOException {
+        process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        process.getOutputStream().flush();
     }
 
     /**

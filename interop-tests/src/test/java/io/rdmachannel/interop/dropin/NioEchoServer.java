@@ -1,7 +1,9 @@
 package io.rdmachannel.interop.dropin;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -10,15 +12,17 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 
 /**
  * An unmodified NIO echo server: {@code ServerSocketChannel.open()}, then either a {@code Selector.open()} loop or
  * a virtual thread per connection with blocking channels. It echoes every byte and, at a client's end of stream,
  * shuts its output down and closes. Prints {@code LISTENING <port> <channel>}, then {@code ACCEPTED <channel>} per
- * connection; stops when its stdin ends.
+ * connection (unless a third argument says {@code quiet}); answers a stdin line {@code USAGE} with a line
+ * {@code USAGE <what the process holds>} ({@link ProcessUsage}); stops when its stdin ends.
  *
- * <p>Arguments: {@code address selector|blocking}.
+ * <p>Arguments: {@code address selector|blocking [quiet]}.
  */
 public final class NioEchoServer {
     private NioEchoServer() {
@@ -27,25 +31,31 @@ public final class NioEchoServer {
     public static void main(final String[] args) throws IOException {
         final InetAddress address = InetAddress.getByName(args[0]);
         final boolean selector = "selector".equals(args[1]);
+        final boolean quiet = args.length > 2 && "quiet".equals(args[2]);
         final ServerSocketChannel server = ServerSocketChannel.open();
         server.bind(new InetSocketAddress(address, 0));
         System.out.println("LISTENING " + ((InetSocketAddress) server.getLocalAddress()).getPort() + " " + server);
         Thread.ofPlatform().daemon().start(() -> exitAtEndOfInput(System.in));
         if (selector) {
-            selectLoop(server);
+            selectLoop(server, quiet);
         } else {
             while (true) {
                 final SocketChannel accepted = server.accept();
-                System.out.println("ACCEPTED " + accepted);
+                if (!quiet) {
+                    System.out.println("ACCEPTED " + accepted);
+                }
                 Thread.ofVirtual().start(() -> echoBlocking(accepted));
             }
         }
     }
 
     private static void exitAtEndOfInput(final InputStream in) {
-        try {
-            while (in.read() >= 0) {
-                // the parent's lines mean nothing; its end means stop
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                if ("USAGE".equals(line)) {
+                    System.out.println("USAGE " + ProcessUsage.now());
+                }
             }
         } catch (final IOException ignore) {
             // the parent is gone
@@ -68,7 +78,7 @@ public final class NioEchoServer {
         }
     }
 
-    private static void selectLoop(final ServerSocketChannel server) throws IOException {
+    private static void selectLoop(final ServerSocketChannel server, final boolean quiet) throws IOException {
         final Selector selector = Selector.open();
         server.configureBlocking(false);
         server.register(selector, SelectionKey.OP_ACCEPT);
@@ -80,7 +90,9 @@ public final class NioEchoServer {
                 if (key.isAcceptable()) {
                     final SocketChannel accepted = server.accept();
                     if (accepted != null) {
-                        System.out.println("ACCEPTED " + accepted);
+                        if (!quiet) {
+                            System.out.println("ACCEPTED " + accepted);
+                        }
                         accepted.configureBlocking(false);
                         accepted.register(selector, SelectionKey.OP_READ, ByteBuffer.allocate(64 * 1024));
                     }

@@ -11,8 +11,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,10 +18,8 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 import io.rdmachannel.channel.RdmaTransportMXBean;
-import io.rdmachannel.channel.shm.ShmConfiguration;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamTransport;
 import io.rdmachannel.channel.stream.StreamTransports;
@@ -62,14 +58,14 @@ class PeerCrashTest {
             server.configureBlocking(false);
             server.register(selector, SelectionKey.OP_ACCEPT);
             final InetSocketAddress address = (InetSocketAddress) server.getLocalAddress();
-            Usage before = null;
+            ProcessUsage before = null;
             for (int run = 0; run < RUNS; run++) {
                 final String phase = PHASES[run % PHASES.length];
                 final long nanos = killOnce(selector, server, address, phase, random.nextInt(100), run);
                 worstNanos = Math.max(worstNanos, nanos);
                 if (run == 0) {
                     // the first run opened the device, the pools and the agent: measure from here
-                    before = Usage.now();
+                    before = ProcessUsage.now();
                 }
             }
             assertTrue(failures.isEmpty(), () -> String.join("\n", failures));
@@ -78,7 +74,7 @@ class PeerCrashTest {
 
             awaitQuiet(view);
             assertEquals(0, view.getConnectionCount(), "connections left: " + List.of(view.getConnections()));
-            final Usage after = awaitUsage(before);
+            final ProcessUsage after = awaitUsage(before);
             assertTrue(after.descriptors() <= before.descriptors() + 8, before + " -> " + after);
             assertTrue(after.threads() <= before.threads() + 2, before + " -> " + after);
             assertTrue(after.mappings() <= before.mappings() + 8, before + " -> " + after);
@@ -229,34 +225,13 @@ class PeerCrashTest {
     }
 
     /** Wait for the pools and peer mappings to give back what idles (a few idle periods), then measure. */
-    private static Usage awaitUsage(final Usage before) throws IOException, InterruptedException {
+    private static ProcessUsage awaitUsage(final ProcessUsage before) throws IOException, InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        Usage now = Usage.now();
+        ProcessUsage now = ProcessUsage.now();
         while (now.mappings() > before.mappings() && System.nanoTime() - deadline < 0) {
             Thread.sleep(200);
-            now = Usage.now();
+            now = ProcessUsage.now();
         }
         return now;
-    }
-
-    /**
-     * What the survivor holds: open descriptors, native threads, mappings of files in the shm folder.
-     */
-    private record Usage(long descriptors, long threads, long mappings) {
-        static Usage now() throws IOException {
-            final String folder = System.getProperty(ShmConfiguration.DIRECTORY_PROP_NAME,
-                ShmConfiguration.DIRECTORY_DEFAULT) + "/";
-            final long mappings;
-            try (Stream<String> lines = Files.lines(Path.of("/proc/self/maps"))) {
-                mappings = lines.filter(line -> line.contains(folder)).count();
-            }
-            return new Usage(count(Path.of("/proc/self/fd")), count(Path.of("/proc/self/task")), mappings);
-        }
-
-        private static long count(final Path folder) throws IOException {
-            try (Stream<Path> entries = Files.list(folder)) {
-                return entries.count();
-            }
-        }
     }
 }

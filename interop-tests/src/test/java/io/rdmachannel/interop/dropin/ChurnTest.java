@@ -1,0 +1,95 @@
+package io.rdmachannel.interop.dropin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import io.rdmachannel.channel.shm.ShmConfiguration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Connection churn between two JVMs with rdmachannel installed JVM-wide on shm: an unmodified selector echo server
+ * ({@link NioEchoServer}) and an unmodified blocking client ({@link ChurnClient}) that connects, echoes 64 B (every
+ * 50th cycle 256 KiB), checks every byte and closes, {@code rdmachannel.test.churnCycles} times (default 3,000;
+ * {@code 100000} for the full proof). Both processes report what they hold (descriptors, threads, mappings of the shm
+ * folder, direct and native memory, see {@link ProcessUsage}) after a warm-up and at a quarter, half, three quarters
+ * and the end of the run, with the client paused, and the files in the shm folder are counted then: nothing may grow
+ * past a few connections' worth, and no cycle may fail.
+ */
+@Timeout(value = 60, unit = TimeUnit.MINUTES)
+class ChurnTest {
+    private static final int CYCLES = Integer.getInteger("rdmachannel.test.churnCycles", 3_000);
+    private static final int WARM_UP = Math.min(1_000, CYCLES / 10);
+    /** Files of a few pooled queue pairs and rings, and the sockets of both devices. */
+    private static final int FILE_SLACK = 16;
+
+    @Test
+    void shouldChurnConnectionsBetweenTwoProcessesWithoutGrowth() throws Exception {
+        final Path folder = Files.createTempDirectory(Path.of(Files.isWritable(Path.of("/dev/shm")) ? "/dev/shm"
+            : "/tmp"), "rdc-churn");
+        final List<String> properties = List.of("rdmachannel.provider=shm",
+            ShmConfiguration.DIRECTORY_PROP_NAME + "=" + folder, "org.slf4j.simpleLogger.log.io.rdmachannel=info");
+        final List<String> jvmOptions = List.of("-XX:NativeMemoryTracking=summary");
+        final List<Integer> pauses = List.of(WARM_UP, CYCLES / 4, CYCLES / 2, CYCLES * 3 / 4, CYCLES - 1);
+        final List<String> report = new ArrayList<>();
+        try (ChildJvm server = ChildJvm.start(NioEchoServer.class, true, properties, jvmOptions, "127.0.0.1",
+            "selector", "quiet")) {
+            final String port = server.expect("LISTENING ", 60).split(" ")[1];
+            try (ChildJvm client = ChildJvm.start(ChurnClient.class, true, properties, jvmOptions, "127.0.0.1", port,
+                Integer.toString(CYCLES), String.join(",", pauses.stream().map(String::valueOf).toList()))) {
+                ProcessUsage clientBase = null;
+                ProcessUsage serverBase = null;
+                long filesBase = 0;
+                long warmMillis = 0;
+                for (final int pause : pauses) {
+                    final String[] paused = client.expect("PAUSED ", TimeUnit.MINUTES.toSeconds(30)).split(" ", 4);
+                    assertEquals(pause, Integer.parseInt(paused[1]), client::describe);
+                    final ProcessUsage clientNow = ProcessUsage.parse(paused[3]);
+                    server.send("USAGE");
+                    final ProcessUsage serverNow = ProcessUsage.parse(server.expect("USAGE ", 30));
+                    final long files = countFiles(folder);
+                    report.add(String.format("cycle %6d: client %s%n              server %s, shm files %d", pause,
+                        clientNow, serverNow, files));
+                    if (clientBase == null) {
+                        clientBase = clientNow;
+                        serverBase = serverNow;
+                        filesBase = files;
+                        warmMillis = Long.parseLong(paused[2]);
+                    } else {
+                        final String context = String.join("\n", report);
+                        assertTrue(clientNow.withinSlackOf(clientBase), () -> "client grew:\n" + context);
+                        assertTrue(serverNow.withinSlackOf(serverBase), () -> "server grew:\n" + context);
+                        assertTrue(files <= filesBase + FILE_SLACK, () -> "shm files grew:\n" + context);
+                    }
+                    client.send("GO");
+                }
+                final String[] done = client.expect("DONE ", 600).split(" ");
+                assertEquals(0, client.awaitExit(60), client::describe);
+                final long millis = Long.parseLong(done[2]) - warmMillis;
+                System.out.printf("%d connect/echo/close cycles between two JVMs on shm, %.0f cycles/s after the "
+                    + "warm-up%n%s%n", CYCLES, (CYCLES - WARM_UP) * 1000.0 / Math.max(1, millis),
+                    String.join("\n", report));
+                assertTrue(!server.describe().contains("CONNECTION FAILED"), server::describe);
+            }
+        } finally {
+            try (Stream<Path> paths = Files.walk(folder)) {
+                paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    private static long countFiles(final Path folder) throws IOException {
+        try (Stream<Path> paths = Files.walk(folder)) {
+            return paths.filter(Files::isRegularFile).count();
+        }
+    }
+}
