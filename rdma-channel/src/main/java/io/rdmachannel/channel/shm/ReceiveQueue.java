@@ -14,6 +14,7 @@ import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.TAIL_OFFSET;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -25,6 +26,8 @@ final class ReceiveQueue {
     static final long EMPTY = -1;
     /** {@link #claim()}: the queue was closed by an error. */
     static final long CLOSED = -2;
+    /** A slot's length in the owner's record while it holds no posted receive. */
+    private static final long FREE = -1;
 
     private final MemorySegment segment;
     private final String name;
@@ -37,6 +40,11 @@ final class ReceiveQueue {
     private final int[] freeSlots;
     private int freeCount;
     private long tail;
+    // The owner's own record of what it posted, in process memory no peer can write: what a peer publishes about a
+    // receive (its slot, its id, the ring order) is checked against it, never taken on trust.
+    private final long[] postedIds;
+    private final long[] postedLengths;
+    private final int[] postedRing;
 
     private ReceiveQueue(final MemorySegment segment, final String name, final long base, final int capacity,
         final int maxSge, final boolean owner) {
@@ -49,6 +57,9 @@ final class ReceiveQueue {
         this.slotLength = ReceiveQueueDescriptor.slotLength(maxSge);
         this.ownerLock = owner ? new ReentrantLock() : null;
         this.freeSlots = owner ? new int[capacity] : null;
+        this.postedIds = owner ? new long[capacity] : null;
+        this.postedLengths = owner ? new long[capacity] : null;
+        this.postedRing = owner ? new int[capacity] : null;
         if (owner) {
             resetOwner();
         }
@@ -102,6 +113,7 @@ final class ReceiveQueue {
             freeSlots[i] = capacity - 1 - i;
         }
         freeCount = capacity;
+        Arrays.fill(postedLengths, FREE);
         tail = 0;
         Atomics.setLongVolatile(segment, base + HEAD_OFFSET, 0);
         Atomics.setLongVolatile(segment, base + TAIL_OFFSET, 0);
@@ -125,12 +137,17 @@ final class ReceiveQueue {
             final long slotOffset = slotsOffset + slot * slotLength;
             segment.set(Atomics.LONG, slotOffset + SLOT_WR_ID_OFFSET, request.id);
             segment.set(Atomics.INT, slotOffset + SLOT_SGE_COUNT_OFFSET, request.sgeCount);
+            long length = 0;
             for (int i = 0; i < request.sgeCount; i++) {
                 final long sge = ReceiveQueueDescriptor.sgeOffset(slotOffset, i);
                 segment.set(Atomics.LONG, sge + SGE_ADDRESS_OFFSET, request.sgeAddresses[i]);
                 segment.set(Atomics.INT, sge + SGE_LENGTH_OFFSET, request.sgeLengths[i]);
                 segment.set(Atomics.INT, sge + SGE_LKEY_OFFSET, request.sgeLocalKeys[i]);
+                length += Integer.toUnsignedLong(request.sgeLengths[i]);
             }
+            postedIds[slot] = request.id;
+            postedLengths[slot] = length;
+            postedRing[(int) (tail % capacity)] = slot;
             segment.set(Atomics.INT, base + ReceiveQueueDescriptor.ringOffset((int) (tail % capacity)), slot);
             tail++;
             Atomics.setLongVolatile(segment, base + TAIL_OFFSET, tail);
@@ -143,12 +160,35 @@ final class ReceiveQueue {
     }
 
     /**
-     * Free a slot whose completion was polled.
+     * Free the slot of a receive whose completion was polled, and give the completion the id this side posted the
+     * receive with (not the one a peer published).
+     *
+     * @param slot the slot the completion names, any value a peer wrote.
+     * @return the length of the receive's buffers, or -1 if the slot holds no posted receive (nothing is freed).
      */
-    void release(final int slot) {
+    long release(final int slot, final ShmWorkCompletion completion) {
         ownerLock.lock();
         try {
+            if (slot < 0 || slot >= capacity || postedLengths[slot] == FREE) {
+                return -1;
+            }
+            final long length = postedLengths[slot];
+            postedLengths[slot] = FREE;
+            completion.workRequestId = postedIds[slot];
             freeSlots[freeCount++] = slot;
+            return length;
+        } finally {
+            ownerLock.unlock();
+        }
+    }
+
+    /**
+     * The slot this side posted at a ring position (its own record, which no peer can change).
+     */
+    int postedSlotAt(final long position) {
+        ownerLock.lock();
+        try {
+            return postedRing[(int) (position % capacity)];
         } finally {
             ownerLock.unlock();
         }
@@ -187,6 +227,7 @@ final class ReceiveQueue {
                 freeSlots[i] = capacity - 1 - i;
             }
             freeCount = capacity;
+            Arrays.fill(postedLengths, FREE);
             Atomics.setIntVolatile(segment, base + RNR_WAITING_OFFSET, 0);
             Atomics.setLongVolatile(segment, base + HEAD_OFFSET, tail);
             return tail;

@@ -691,6 +691,14 @@ final class ShmQueuePair implements QueuePair {
     }
 
     /**
+     * The inbound completion ring in this queue pair's shared block, which the process executing the peer's requests
+     * writes: every value in it is that process's to choose. For tests that play a hostile peer process.
+     */
+    MemorySegment inboundRing() {
+        return blockSegment.asSlice(inboundBase, InboundCompletionDescriptor.regionLength(inboundCapacity));
+    }
+
+    /**
      * Whether this queue pair broke iWARP's rule that the active side sends first, for tests and diagnostics.
      *
      * @return true once it executed a request before the active side's first message.
@@ -1165,11 +1173,37 @@ final class ShmQueuePair implements QueuePair {
             final int slot = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.SLOT_OFFSET);
             inboundHead++;
             Atomics.setLongRelease(blockSegment, inboundBase + InboundCompletionDescriptor.HEAD_OFFSET, inboundHead);
-            releaseSlot(slot);
+            final ReceiveQueue queue = receiveQueue != null ? receiveQueue : sharedReceiveQueue.queue();
+            final long length = queue.release(slot, completion);
+            if (length < 0) {
+                // the process executing the peer's requests published a completion for no receive of ours: it is
+                // not delivered, and the connection fails (its posted receives come back flushed)
+                failForCorruptCompletion("a completion for receive slot " + slot + ", which holds no posted receive");
+                continue;
+            }
+            // a SEND lands in the receive's buffers; an RDMA WRITE WITH IMMEDIATE elsewhere (its length is the write's)
+            if (completion.status == CompletionStatus.SUCCESS && completion.opcode == CompletionOpcode.RECV
+                && (completion.byteLength < 0 || completion.byteLength > length)) {
+                failForCorruptCompletion("a completion of " + Integer.toUnsignedString(completion.byteLength)
+                    + " bytes for a receive of " + length);
+                completion.status = CompletionStatus.LOCAL_LENGTH_ERROR;
+                completion.byteLength = 0;
+            }
             handler.onCompletion(completion);
             count++;
         }
         return count;
+    }
+
+    /**
+     * The peer's process wrote something into our inbound ring no correct peer writes: fail the connection, as an HCA
+     * fails a queue pair on a malformed packet. On the agent thread: the caller holds the completion queue's poll
+     * lock, and failing takes the send lock.
+     */
+    private void failForCorruptCompletion(final String what) {
+        final RemotePeer peer = remote;
+        LOG.debug("queue pair {}: the peer's process published {}; the connection fails", number, what);
+        device.agent().execute(() -> failConnection(() -> remote == peer, false));
     }
 
     private void readInbound(final ShmWorkCompletion completion, final long entry) {
@@ -1185,13 +1219,6 @@ final class ShmQueuePair implements QueuePair {
         completion.immediate = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.IMMEDIATE_OFFSET);
         completion.vendorError = 0;
         completion.queuePairNumber = number;
-    }
-
-    private void releaseSlot(final int slot) {
-        final ReceiveQueue queue = receiveQueue != null ? receiveQueue : sharedReceiveQueue.queue();
-        if (slot >= 0 && slot < queue.capacity()) {
-            queue.release(slot);
-        }
     }
 
     private int flushReceives(final ShmWorkCompletion completion, final CompletionHandler handler,
@@ -1214,8 +1241,12 @@ final class ShmQueuePair implements QueuePair {
         }
         final long posted = receiveQueue.postedCount();
         while (count < limit && flushCursor < posted) {
-            final int slot = receiveQueue.slotAt(flushCursor);
-            completion.workRequestId = receiveQueue.workRequestId(slot);
+            final int slot = receiveQueue.postedSlotAt(flushCursor);
+            flushCursor++;
+            if (receiveQueue.release(slot, completion) < 0) {
+                // completed already: a corrupt inbound entry named it out of turn
+                continue;
+            }
             completion.status = CompletionStatus.WORK_REQUEST_FLUSHED;
             completion.opcode = CompletionOpcode.RECV;
             completion.byteLength = 0;
@@ -1223,8 +1254,6 @@ final class ShmQueuePair implements QueuePair {
             completion.immediate = 0;
             completion.vendorError = 0;
             completion.queuePairNumber = number;
-            flushCursor++;
-            receiveQueue.release(slot);
             handler.onCompletion(completion);
             count++;
         }
