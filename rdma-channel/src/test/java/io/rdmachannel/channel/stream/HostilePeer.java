@@ -312,6 +312,26 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
      */
     CompletionStatus trySendBytes(final byte[] payload) {
         postSendBytes(payload);
+        return postAndReport();
+    }
+
+    /**
+     * Post an RDMA WRITE WITH IMMEDIATE of {@code payload} (at most 1 MiB) to any address and key, and wait for its
+     * completion, whatever its status.
+     *
+     * @return the status of our WRITE.
+     */
+    CompletionStatus tryWrite(final int immediate, final long address, final int key, final byte[] payload) {
+        MemorySegment.copy(payload, 0, stage.segment(), ValueLayout.JAVA_BYTE, 0, payload.length);
+        send.reset().id(SEND_ID).opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED)
+            .immediate(immediate).remote(address, key);
+        if (payload.length > 0) {
+            send.sge(0, stage.address(), payload.length, stage.localKey());
+        }
+        return postAndReport();
+    }
+
+    private CompletionStatus postAndReport() {
         post();
         await(() -> outstandingSends == 0, "the completion of our send");
         final CompletionStatus status = sendFailure == null ? CompletionStatus.SUCCESS : sendFailure;
