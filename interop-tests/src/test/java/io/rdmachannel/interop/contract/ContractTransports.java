@@ -144,6 +144,7 @@ final class ContractTransports {
         final List<String> names = wanted.isBlank() ? List.of() : List.of(wanted.split(","));
         return transports.filter(Objects::nonNull)
             .filter(transport -> names.isEmpty() || names.contains(transport.name()))
+            .map(transport -> transport instanceof RdmaTransport rdma && rdma.isNative() ? rdma.warmedUp() : transport)
             .toList();
     }
 
