@@ -23,12 +23,15 @@ import org.junit.jupiter.api.Timeout;
  * {@code 100000} for the full proof). Both processes report what they hold (descriptors, threads, mappings of the shm
  * folder, direct and native memory, see {@link ProcessUsage}) after a warm-up and at a quarter, half, three quarters
  * and the end of the run, with the client paused, and the files in the shm folder are counted then: nothing may grow
- * past a few connections' worth, and no cycle may fail.
+ * past a few connections' worth, and no cycle may fail. {@code -Drdmachannel.test.churnTransport=tcp} runs the same
+ * programs without rdmachannel, on the JDK's TCP, for the rate to compare with.
  */
 @Timeout(value = 60, unit = TimeUnit.MINUTES)
 class ChurnTest {
     private static final int CYCLES = Integer.getInteger("rdmachannel.test.churnCycles", 3_000);
     private static final int WARM_UP = Math.min(1_000, CYCLES / 10);
+    /** {@code false} runs the same programs on the JDK's own TCP channels, for the rate to compare with. */
+    private static final boolean DROP_IN = !"tcp".equals(System.getProperty("rdmachannel.test.churnTransport"));
     /** Files of a few pooled queue pairs and rings, and the sockets of both devices. */
     private static final int FILE_SLACK = 16;
 
@@ -41,11 +44,11 @@ class ChurnTest {
         final List<String> jvmOptions = List.of("-XX:NativeMemoryTracking=summary");
         final List<Integer> pauses = List.of(WARM_UP, CYCLES / 4, CYCLES / 2, CYCLES * 3 / 4, CYCLES - 1);
         final List<String> report = new ArrayList<>();
-        try (ChildJvm server = ChildJvm.start(NioEchoServer.class, true, properties, jvmOptions, "127.0.0.1",
+        try (ChildJvm server = ChildJvm.start(NioEchoServer.class, DROP_IN, properties, jvmOptions, "127.0.0.1",
             "selector", "quiet")) {
             final String port = server.expect("LISTENING ", 60).split(" ")[1];
-            try (ChildJvm client = ChildJvm.start(ChurnClient.class, true, properties, jvmOptions, "127.0.0.1", port,
-                Integer.toString(CYCLES), String.join(",", pauses.stream().map(String::valueOf).toList()))) {
+            try (ChildJvm client = ChildJvm.start(ChurnClient.class, DROP_IN, properties, jvmOptions, "127.0.0.1",
+                port, Integer.toString(CYCLES), String.join(",", pauses.stream().map(String::valueOf).toList()))) {
                 ProcessUsage clientBase = null;
                 ProcessUsage serverBase = null;
                 long filesBase = 0;
@@ -75,8 +78,9 @@ class ChurnTest {
                 final String[] done = client.expect("DONE ", 600).split(" ");
                 assertEquals(0, client.awaitExit(60), client::describe);
                 final long millis = Long.parseLong(done[2]) - warmMillis;
-                System.out.printf("%d connect/echo/close cycles between two JVMs on shm, %.0f cycles/s after the "
-                    + "warm-up%n%s%n", CYCLES, (CYCLES - WARM_UP) * 1000.0 / Math.max(1, millis),
+                System.out.printf("%d connect/echo/close cycles between two JVMs on %s, %.0f cycles/s after the "
+                    + "warm-up%n%s%n", CYCLES, DROP_IN ? "shm" : "JDK TCP",
+                    (CYCLES - WARM_UP) * 1000.0 / Math.max(1, millis),
                     String.join("\n", report));
                 assertTrue(!server.describe().contains("CONNECTION FAILED"), server::describe);
             }
