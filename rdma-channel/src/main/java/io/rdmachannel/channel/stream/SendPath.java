@@ -327,8 +327,8 @@ final class SendPath {
     /**
      * Count a write that ended with bytes left: for want of what the peer grants, or of our own send resources. A
      * stall lasts from the first such write to the next write that sent something; one that lasted at least
-     * {@code rdmachannel.stream.stallEventMillis} goes to the observer (a clock read per stalled write, nothing
-     * else on the way).
+     * {@code rdmachannel.stream.stallEventMillis} goes to the observer (a clock read when a stall begins and one
+     * when it ends, nothing else on the way).
      */
     private void countStall(final boolean bytesLeft, final long sent) {
         if (stalled && sent > 0) {
