@@ -618,15 +618,38 @@ final class ShmQueuePair implements QueuePair {
 
     private int execute(final ShmSendWorkRequest request, final int slotIndex, final long sequence) {
         final RemotePeer peer = remote;
-        if (peer == null || peerGone || peer.isGone() || !peer.enter()) {
-            return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
-        }
         try {
-            return executeEntered(request, slotIndex, sequence, peer);
-        } finally {
-            peer.node().done(cursor);
-            peer.exit();
+            if (peer == null || peerGone || peer.isGone() || !peer.enter()) {
+                return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+            }
+            try {
+                return executeEntered(request, slotIndex, sequence, peer);
+            } finally {
+                try {
+                    peer.node().done(cursor);
+                } finally {
+                    peer.exit();
+                }
+            }
+        } catch (final InternalError fault) {
+            return failForPeerFault(request, sequence, peer, fault);
         }
+    }
+
+    /**
+     * A file of the peer's that we mapped faulted (the JDK reports the SIGBUS of an access to a mapped file that was
+     * truncated under the mapping as this error): only the peer's process can have done that. The connection fails
+     * as if the peer were gone, so that nothing touches its files again; the peer hears of it over the link.
+     */
+    private int failForPeerFault(final ShmSendWorkRequest request, final long sequence, final RemotePeer peer,
+        final InternalError fault) {
+        LOG.warn("shm queue pair {}: a file of its peer faulted while executing {}; the connection fails", number,
+            request.opcode, fault);
+        peerGone = true;
+        if (peer != null) {
+            sendToPeer(peer, ShmLink.QP_ERROR, peer.queuePairNumber());
+        }
+        return fail(request, sequence, CompletionStatus.REMOTE_ACCESS_ERROR, null);
     }
 
     /**
@@ -788,7 +811,7 @@ final class ShmQueuePair implements QueuePair {
             return fail(request, sequence, CompletionStatus.REMOTE_ACCESS_ERROR, peer);
         }
         long offset = cursor.offset;
-        for (int i = 0; i < request.sgeCount; i++) {
+        for (int i = 0; i < request.sgeCount && length > 0; i++) {
             final ShmMemoryRegion region = device.localRegion(request.sgeLocalKeys[i]);
             final int sgeLength = request.sgeLengths[i];
             MemorySegment.copy(cursor.segment, offset, region.segment(),

@@ -138,6 +138,17 @@ class ShmOpcodeTest {
     }
 
     @Test
+    void shouldCompleteAZeroLengthReadWithoutTouchingMemory() throws Exception {
+        final Pair pair = fixture.pair();
+        fill(pair.a.mr, 0, 16, 3);
+        pair.a.postRdma(WorkRequestOpcode.RDMA_READ, 7, SendFlags.SIGNALED, 0, 0, pair.b.mr.address(),
+            pair.b.mr.remoteKey());
+        assertEquals(new Completion(7, SUCCESS, CompletionOpcode.RDMA_READ, 0, false, 0, pair.a.qp.number()),
+            pair.a.awaitOne());
+        assertBytes(pattern(16, 3), bytes(pair.a.mr, 0, 16));
+    }
+
+    @Test
     void shouldUseRegisteredMemoryAsLocalSourceAndReadTarget() throws Exception {
         final Pair pair = fixture.pair();
         final Arena arena = fixture.own(Arena.ofShared());
