@@ -212,10 +212,40 @@ final class PeerNode implements AutoCloseable {
         final long entry = MemoryRegionTableDescriptor.entryOffset(index);
         final long guard = entry + MemoryRegionTableDescriptor.GUARD_OFFSET;
         inFlight.getAndIncrement();
-        if (!AccessGuard.enter(entries, guard, key)) {
+        final boolean entered;
+        try {
+            entered = AccessGuard.enter(entries, guard, key);
+        } catch (final InternalError fault) {
+            // the peer truncated its table under our mapping: the caller fails the connection
+            inFlight.getAndDecrement();
+            throw fault;
+        }
+        if (!entered) {
             inFlight.getAndDecrement();
             return ACCESS_ERROR;
         }
+        final int result;
+        try {
+            result = resolveEntered(entries, entry, index, key, address, length, requiredAccess, protectionDomain,
+                cursor);
+        } catch (final InternalError fault) {
+            leaveAfterFault(entries, guard);
+            throw fault;
+        }
+        if (result == OK) {
+            cursor.guard = guard;
+        } else {
+            leave(entries, guard);
+        }
+        return result;
+    }
+
+    /**
+     * The entry's checks and the mapping, inside the access {@link #resolve} entered; the caller leaves it.
+     */
+    private int resolveEntered(final MemorySegment entries, final long entry, final int index, final int key,
+        final long address, final long length, final int requiredAccess, final int protectionDomain,
+        final Cursor cursor) {
         final int access = entries.get(Atomics.INT, entry + MemoryRegionTableDescriptor.ACCESS_OFFSET);
         final int domain = entries.get(Atomics.INT, entry + MemoryRegionTableDescriptor.PD_OFFSET);
         final long base = entries.get(Atomics.LONG, entry + MemoryRegionTableDescriptor.ADDRESS_OFFSET);
@@ -224,17 +254,14 @@ final class PeerNode implements AutoCloseable {
         final long offset = address - base;
         if (domain != protectionDomain || (access & requiredAccess) != requiredAccess || offset < 0
             || regionLength < 0 || offset > regionLength || length > regionLength - offset) {
-            leave(entries, guard);
             return ACCESS_ERROR;
         }
         final MemorySegment file = mapping(index, key, fileId);
         if (file == null || offset + length > file.byteSize()) {
-            leave(entries, guard);
             return ACCESS_ERROR;
         }
         cursor.segment = file;
         cursor.offset = offset;
-        cursor.guard = guard;
         return OK;
     }
 
@@ -251,8 +278,22 @@ final class PeerNode implements AutoCloseable {
     }
 
     private void leave(final MemorySegment entries, final long guard) {
-        AccessGuard.exit(entries, guard);
-        inFlight.getAndDecrement();
+        try {
+            AccessGuard.exit(entries, guard);
+        } finally {
+            inFlight.getAndDecrement();
+        }
+    }
+
+    /**
+     * Leave after the table faulted: the count in process memory stays exact; the guard word is the peer's.
+     */
+    private void leaveAfterFault(final MemorySegment entries, final long guard) {
+        try {
+            leave(entries, guard);
+        } catch (final InternalError again) {
+            // the table is still truncated; the caller reports the first fault
+        }
     }
 
     private MemorySegment mapping(final int index, final int key, final int fileId) {

@@ -149,6 +149,12 @@ final class RemotePeer implements AutoCloseable {
             unpinAll(node, block, srqFile, cqFile);
             device.release(node);
             throw ex;
+        } catch (final InternalError fault) {
+            // an access to a file the peer truncated under our mapping
+            unpinAll(node, block, srqFile, cqFile);
+            device.release(node);
+            throw new IOException("queue pair " + number + " on shm device " + gidHex + " has a truncated file",
+                fault);
         }
     }
 

@@ -5,11 +5,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
 
 /**
  * A file mapped into memory: created by its owner (mode 0600) or opened by a peer. Closing unmaps; only the owner
@@ -85,13 +87,25 @@ final class SharedFile implements AutoCloseable {
     }
 
     /**
-     * Map an existing file of a peer.
+     * Map an existing file of a peer. Only a regular file with no other name: a peer that put a link in its folder
+     * (symbolic, or a second name of a file of ours or of any file this user may write) could otherwise make us read
+     * and write that file as its memory. The folder is private to this user, so only a process of the same user could
+     * swap a file between the check and the open, and such a process can write our memory anyway.
      *
      * @throws NoSuchFileException if the file does not exist.
+     * @throws IOException if the file is a link, has more than one name or is not a regular file.
      */
     static SharedFile open(final Path path) throws IOException {
+        final Map<String, Object> attributes = Files.readAttributes(path, "unix:nlink,isRegularFile",
+            LinkOption.NOFOLLOW_LINKS);
+        if (!Boolean.TRUE.equals(attributes.get("isRegularFile")) || !Integer.valueOf(1).equals(
+            attributes.get("nlink"))) {
+            throw new IOException("shm peer file " + path + " is not a regular file with a single name (link count "
+                + attributes.get("nlink") + "): refused");
+        }
         final Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS)) {
             return new SharedFile(path, arena, channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena),
                 false, pooledId(path.getFileName().toString()));
         } catch (final IOException | RuntimeException ex) {
