@@ -1,18 +1,24 @@
 package io.rdmachannel.channel.shm;
 
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import io.rdmachannel.channel.internal.PlatformChannels;
@@ -96,11 +102,9 @@ final class ShmAgent implements AutoCloseable {
      */
     ShmLink connect(final Path peerSocket, final ShmQueuePair local, final int remoteQueuePairNumber)
         throws IOException {
-        final SocketChannel channel = PlatformChannels.provider()
-            .openSocketChannel(StandardProtocolFamily.UNIX);
+        final SocketChannel channel = connectWithin(peerSocket,
+            TimeUnit.MILLISECONDS.toNanos(device.configuration().linkConnectTimeoutMillis()));
         try {
-            channel.connect(UnixDomainSocketAddress.of(peerSocket));
-            channel.configureBlocking(false);
             final ShmLink link = new ShmLink(this, channel);
             link.bind(local);
             link.sendHello(device.gid(), local.number(), remoteQueuePairNumber, local.generation());
@@ -110,6 +114,56 @@ final class ShmAgent implements AutoCloseable {
             channel.close();
             throw new IOException("cannot reach shm peer socket " + peerSocket + ": " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * A non-blocking connect to a peer's agent socket, repeated while the peer's backlog is full, until the deadline.
+     * A blocking connect would wait without end for an agent that stopped accepting (a stopped or hung process).
+     */
+    private static SocketChannel connectWithin(final Path peerSocket, final long timeoutNanos) throws IOException {
+        final UnixDomainSocketAddress address = UnixDomainSocketAddress.of(peerSocket);
+        final long deadline = System.nanoTime() + timeoutNanos;
+        long pauseNanos = 50_000;
+        while (true) {
+            final SocketChannel channel = PlatformChannels.provider().openSocketChannel(StandardProtocolFamily.UNIX);
+            try {
+                channel.configureBlocking(false);
+                if (!channel.connect(address)) {
+                    // Linux completes or refuses a Unix-socket connect at once; finish one that did not, in time
+                    while (!channel.finishConnect()) {
+                        if (System.nanoTime() - deadline > 0) {
+                            throw new SocketTimeoutException("connect timed out");
+                        }
+                        pause(pauseNanos);
+                    }
+                }
+                return channel;
+            } catch (final ConnectException ex) {
+                channel.close();
+                throw new IOException("cannot reach shm peer socket " + peerSocket + ": " + ex.getMessage(), ex);
+            } catch (final IOException | RuntimeException ex) {
+                // EAGAIN: the peer's backlog is full (SocketException, the channel closed); anything else is final
+                channel.close();
+                if (!(ex instanceof SocketException) || !Files.exists(peerSocket)
+                    || System.nanoTime() - deadline > 0) {
+                    throw new IOException("cannot reach shm peer socket " + peerSocket + ": " + ex.getMessage()
+                        + (ex instanceof SocketException && Files.exists(peerSocket) ? " (its agent accepted no "
+                        + "link within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms)" : ""), ex);
+                }
+            }
+            pause(pauseNanos);
+            pauseNanos = Math.min(pauseNanos * 2, 20_000_000L);
+        }
+    }
+
+    /**
+     * Wait between connect attempts; an interrupt ends the connect as it ends a blocking one (the status stays set).
+     */
+    private static void pause(final long nanos) throws ClosedByInterruptException {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new ClosedByInterruptException();
+        }
+        LockSupport.parkNanos(nanos);
     }
 
     void interestInWrite(final ShmLink link) {
@@ -136,15 +190,21 @@ final class ShmAgent implements AutoCloseable {
         try {
             nextSweepNanos = System.nanoTime() + sweepIntervalNanos;
             while (running) {
-                final long timeoutMillis = withSweep(retryTimeoutMillis());
-                if (timeoutMillis < 0) {
-                    selector.selectNow(selected);
-                } else {
-                    selector.select(selected, timeoutMillis);
+                try {
+                    final long timeoutMillis = withSweep(retryTimeoutMillis());
+                    if (timeoutMillis < 0) {
+                        selector.selectNow(selected);
+                    } else {
+                        selector.select(selected, timeoutMillis);
+                    }
+                    runTasks();
+                    runRetries();
+                    sweep();
+                } catch (final InternalError fault) {
+                    // an access to a shared file that a process truncated under our mapping (a peer's file, or one
+                    // of ours): the connection it belongs to fails or stays broken; every other one is still served
+                    LOG.warn("shm agent of device {}: an access to a shared file faulted", device.gidHex(), fault);
                 }
-                runTasks();
-                runRetries();
-                sweep();
             }
         } catch (final IOException | RuntimeException ex) {
             if (running) {
@@ -178,7 +238,8 @@ final class ShmAgent implements AutoCloseable {
                 key.cancel();
                 link.closed();
             }
-        } catch (final IOException | RuntimeException ex) {
+        } catch (final IOException | RuntimeException | InternalError ex) {
+            // InternalError: an access to a shared file that another process truncated under our mapping
             key.cancel();
             if (key.attachment() instanceof ShmLink link) {
                 LOG.debug("shm link {} failed", link, ex);
@@ -223,7 +284,8 @@ final class ShmAgent implements AutoCloseable {
         while ((task = tasks.poll()) != null) {
             try {
                 task.run();
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | InternalError ex) {
+                // InternalError: a peer truncated a file under our mapping; the agent serves every other connection
                 LOG.warn("shm agent task failed", ex);
             }
         }

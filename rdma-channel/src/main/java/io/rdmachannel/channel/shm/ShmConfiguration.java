@@ -78,6 +78,14 @@ public final class ShmConfiguration {
     public static final int POOL_IDLE_MILLIS_DEFAULT = 2000;
 
     /**
+     * How long, in milliseconds, connecting a queue pair to a peer device may wait for the peer process's agent to
+     * accept its link (a stopped or hung process accepts none; its backlog fills); then the connect fails.
+     */
+    public static final String LINK_CONNECT_TIMEOUT_MILLIS_PROP_NAME = "rdmachannel.shm.linkConnectTimeoutMillis";
+    /** Default for {@link #LINK_CONNECT_TIMEOUT_MILLIS_PROP_NAME}. */
+    public static final int LINK_CONNECT_TIMEOUT_MILLIS_DEFAULT = 10_000;
+
+    /**
      * The transport semantics a shm device emulates.
      */
     public enum Transport {
@@ -138,11 +146,12 @@ public final class ShmConfiguration {
     private final Transport transport;
     private final long poolMaxIdleBytes;
     private final long poolIdleMillis;
+    private final long linkConnectTimeoutMillis;
 
     private ShmConfiguration(final Path directory, final int maxQueuePairWorkRequests,
         final int maxCompletionQueueEntries, final int maxSge, final int maxInlineData, final int maxMemoryRegions,
         final long rnrTimerMicros, final Transport transport, final long poolMaxIdleBytes,
-        final long poolIdleMillis) {
+        final long poolIdleMillis, final long linkConnectTimeoutMillis) {
         this.directory = directory;
         this.maxQueuePairWorkRequests = maxQueuePairWorkRequests;
         this.maxCompletionQueueEntries = maxCompletionQueueEntries;
@@ -153,6 +162,7 @@ public final class ShmConfiguration {
         this.transport = transport;
         this.poolMaxIdleBytes = poolMaxIdleBytes;
         this.poolIdleMillis = poolIdleMillis;
+        this.linkConnectTimeoutMillis = linkConnectTimeoutMillis;
     }
 
     /**
@@ -185,7 +195,9 @@ public final class ShmConfiguration {
             intProperty(properties, RNR_TIMER_PROP_NAME, (int) RNR_TIMER_DEFAULT, 0, 10_000_000),
             Transport.fromProperty(properties.getProperty(TRANSPORT_PROP_NAME, TRANSPORT_DEFAULT)),
             intProperty(properties, POOL_MAX_IDLE_BYTES_PROP_NAME, POOL_MAX_IDLE_BYTES_DEFAULT, 0, Integer.MAX_VALUE),
-            intProperty(properties, POOL_IDLE_MILLIS_PROP_NAME, POOL_IDLE_MILLIS_DEFAULT, 1, 3_600_000));
+            intProperty(properties, POOL_IDLE_MILLIS_PROP_NAME, POOL_IDLE_MILLIS_DEFAULT, 1, 3_600_000),
+            intProperty(properties, LINK_CONNECT_TIMEOUT_MILLIS_PROP_NAME, LINK_CONNECT_TIMEOUT_MILLIS_DEFAULT, 1,
+                3_600_000));
     }
 
     /**
@@ -278,6 +290,15 @@ public final class ShmConfiguration {
         return poolIdleMillis;
     }
 
+    /**
+     * How long a link's connect waits for a peer's agent.
+     *
+     * @return milliseconds.
+     */
+    public long linkConnectTimeoutMillis() {
+        return linkConnectTimeoutMillis;
+    }
+
     private static String defaultDirectory() {
         final String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
         final Path devShm = Path.of("/dev/shm");
@@ -298,6 +319,7 @@ public final class ShmConfiguration {
             + ", transport=" + transport.propertyValue()
             + ", poolMaxIdleBytes=" + poolMaxIdleBytes
             + ", poolIdleMillis=" + poolIdleMillis
+            + ", linkConnectTimeoutMillis=" + linkConnectTimeoutMillis
             + '}';
     }
 }
