@@ -1,0 +1,369 @@
+package io.rdmachannel.channel.shm;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.channel.spi.SendFlags;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.WorkRequestOpcode;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterAll;
+
+/**
+ * A hostile local process B owns everything a peer's requests are executed against: its queue pair's shared block
+ * (state, access flags, receive queue head, tail, ring and posted entries, the guard), its memory-region table (keys,
+ * access, domains, addresses, lengths, file ids) and its region files, which it may truncate or replace by links to
+ * files of ours. Our process A executes SEND, WRITE, WRITE WITH IMMEDIATE and READ requests against it in between.
+ * Every request must complete within a bounded time, with success or an error status; posting and polling must never
+ * throw; and A's memory outside what a request names as its local target (a READ's) must never change: a peer can
+ * never make us write our own memory, nor any file but its own. Runs its corpus in every build;
+ * {@code ./rdmachannel fuzz} fuzzes it.
+ */
+class ShmPeerMemoryFuzzTest {
+    private static final int DATA = 4096;
+    private static final int REGION = 2 * DATA;
+    private static final int RECEIVES = 4;
+    private static final int RECEIVE_LENGTH = 256;
+    private static final long COMPLETION_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** Ids of the files B makes link to ours: far above the ids its pool hands out. */
+    private static final int LINK_FILE_ID = 0x7ff00000;
+
+    private static Devices devices;
+
+    /** The two devices, opened once for all inputs. */
+    private record Devices(ShmDevice a, ShmDevice b) {
+    }
+
+    private static synchronized Devices devices() throws IOException {
+        if (devices == null) {
+            devices = new Devices((ShmDevice) RdmaProviders.byName("shm").openDevice(null),
+                (ShmDevice) RdmaProviders.byName("shm").openDevice(null));
+        }
+        return devices;
+    }
+
+    @AfterAll
+    static synchronized void close() {
+        if (devices != null) {
+            devices.b().close();
+            devices.a().close();
+            devices = null;
+        }
+    }
+
+    @FuzzTest
+    void shouldTouchOnlyThePeersMemoryWhateverThePeerWrites(final FuzzedDataProvider data) throws Exception {
+        final Devices pair = devices();
+        final Deque<AutoCloseable> owned = new ArrayDeque<>();
+        final Hostile hostile = new Hostile(pair.b().folder());
+        try {
+            final Side a = side(pair.a(), owned);
+            final Side b = side(pair.b(), owned);
+            a.connectTo(b);
+            b.connectTo(a);
+            a.mr.segment().fill((byte) 0x5A);
+            final byte[] sentinel = a.mr.segment().asSlice(DATA, DATA).toArray(ValueLayout.JAVA_BYTE);
+            final int posted = data.consumeInt(0, RECEIVES);
+            for (int i = 0; i < posted; i++) {
+                b.qp.postReceive(b.qp.createReceiveWorkRequest().id(i).sge(0,
+                    b.mr.address() + (long) i * RECEIVE_LENGTH, RECEIVE_LENGTH, b.mr.localKey()));
+            }
+            hostile.map(b.qp.number());
+            final int entry = MemoryRegionTableDescriptor.index(b.mr.remoteKey(), hostile.tableCapacity());
+            final Path ourFile = regionFile(pair.a().folder(), a.mr);
+            final SendWorkRequest send = a.qp.createSendWorkRequest();
+            final int steps = data.consumeInt(1, 16);
+            for (int step = 0; step < steps; step++) {
+                switch (data.consumeInt(0, 5)) {
+                    case 0 -> hostile.writeBlock(data);
+                    case 1 -> hostile.writeReceiveQueue(data, b.mr);
+                    case 2 -> hostile.writeTable(data, entry, b.mr);
+                    case 3 -> hostile.resizeFile(data, entry, b.qp.number());
+                    case 4 -> hostile.linkToOurs(data, entry, ourFile);
+                    default -> execute(a, b, send, data, step);
+                }
+            }
+            execute(a, b, send, data, steps);
+            assertArrayEquals(sentinel, a.mr.segment().asSlice(DATA, DATA).toArray(ValueLayout.JAVA_BYTE),
+                "our memory outside every local target changed: the peer made us write it");
+        } finally {
+            hostile.restore();
+            while (!owned.isEmpty()) {
+                owned.pop().close();
+            }
+        }
+    }
+
+    /**
+     * A posts one request of the fuzzer's choice and waits for its completion: success or an error, within the
+     * bound, and no exception out of posting or polling.
+     */
+    private static void execute(final Side a, final Side b, final SendWorkRequest send,
+        final FuzzedDataProvider data, final int id) {
+        final WorkRequestOpcode opcode = data.pickValue(WorkRequestOpcode.values());
+        final int offset = data.consumeInt(0, DATA);
+        final int length = data.consumeInt(0, DATA - offset);
+        send.reset().id(id).opcode(opcode).flags(SendFlags.SIGNALED).sge(0, a.mr.address() + offset, length,
+            a.mr.localKey());
+        if (opcode == WorkRequestOpcode.SEND_WITH_IMM || opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM) {
+            send.immediate(id);
+        }
+        if (opcode.name().startsWith("RDMA")) {
+            send.remote(data.consumeBoolean() ? b.mr.address() + data.consumeInt(-64, REGION) : data.consumeLong(),
+                data.consumeBoolean() ? b.mr.remoteKey() : data.consumeInt());
+        }
+        a.qp.postSend(send);
+        final List<Long> completed = new ArrayList<>();
+        final long deadline = System.nanoTime() + COMPLETION_NANOS;
+        while (!completed.contains((long) id)) {
+            a.cq.poll(completion -> completed.add(completion.workRequestId()), 16);
+            if (System.nanoTime() - deadline > 0) {
+                fail("request " + id + " (" + opcode + ") did not complete within 10 s: " + a.qp);
+            }
+            LockSupport.parkNanos(10_000);
+        }
+    }
+
+    private static Path regionFile(final Path folder, final MemoryRegion region) throws IOException {
+        try (SharedFile table = SharedFile.open(folder.resolve("mrtable"))) {
+            final int capacity = (int) (table.segment().byteSize() / MemoryRegionTableDescriptor.ENTRY_LENGTH);
+            final long entry = MemoryRegionTableDescriptor.entryOffset(
+                MemoryRegionTableDescriptor.index(region.remoteKey(), capacity));
+            return folder.resolve(SharedFile.pooledName(
+                table.segment().get(Atomics.INT, entry + MemoryRegionTableDescriptor.FILE_ID_OFFSET)));
+        }
+    }
+
+    /**
+     * What B's process does to its own shared files, through mappings of its own as another process would have;
+     * everything is undone afterwards so that B's objects can close and the devices serve the next input.
+     */
+    private static final class Hostile {
+        private final Path folder;
+        private final Deque<Runnable> undo = new ArrayDeque<>();
+        private SharedFile table;
+        private SharedFile block;
+        /** What is left of each file: B's own writes past a truncation would fault in B. */
+        private long tableLength;
+        private long blockLength;
+
+        Hostile(final Path folder) {
+            this.folder = folder;
+        }
+
+        void map(final int queuePairNumber) throws IOException {
+            table = SharedFile.open(folder.resolve("mrtable"));
+            block = SharedFile.open(folder.resolve(QueuePairBlockDescriptor.fileName(queuePairNumber)).toRealPath());
+            tableLength = table.segment().byteSize();
+            blockLength = block.segment().byteSize();
+        }
+
+        int tableCapacity() {
+            return (int) (table.segment().byteSize() / MemoryRegionTableDescriptor.ENTRY_LENGTH);
+        }
+
+        /** Any int anywhere in the block's header, receive queue and inbound ring. */
+        void writeBlock(final FuzzedDataProvider data) {
+            final long limit = Math.min(block.segment().byteSize(), 8192) / Integer.BYTES;
+            final long offset = data.consumeLong(0, limit - 1) * Integer.BYTES;
+            write(block.segment(), offset, Integer.BYTES, () -> block.segment().set(ValueLayout.JAVA_INT, offset,
+                data.consumeInt()));
+        }
+
+        /** The receive queue's head, tail, ring or a posted slot's fields, near-valid values or any. */
+        void writeReceiveQueue(final FuzzedDataProvider data, final MemoryRegion region) {
+            if (blockLength < block.segment().byteSize()) {
+                return;
+            }
+            final MemorySegment segment = block.segment();
+            final long base = QueuePairBlockDescriptor.receiveQueueOffset();
+            final int capacity = segment.get(Atomics.INT, base + ReceiveQueueDescriptor.CAPACITY_OFFSET);
+            final int maxSge = segment.get(Atomics.INT, base + ReceiveQueueDescriptor.MAX_SGE_OFFSET);
+            final int slot = data.consumeInt(0, Math.max(0, capacity - 1));
+            final long slotOffset = base + ReceiveQueueDescriptor.slotOffset(capacity, maxSge, slot);
+            final long sge = ReceiveQueueDescriptor.sgeOffset(slotOffset, data.consumeInt(0, Math.max(0, maxSge - 1)));
+            switch (data.consumeInt(0, 7)) {
+                case 0 -> writeLong(segment, base + ReceiveQueueDescriptor.HEAD_OFFSET, data.consumeBoolean()
+                    ? data.consumeLong(-2, 2 * RECEIVES) : data.consumeLong());
+                case 1 -> writeLong(segment, base + ReceiveQueueDescriptor.TAIL_OFFSET, data.consumeBoolean()
+                    ? data.consumeLong(-2, 2 * RECEIVES) : data.consumeLong());
+                case 2 -> writeInt(segment, base + ReceiveQueueDescriptor.ringOffset(data.consumeInt(0,
+                    Math.max(0, capacity - 1))), data.consumeBoolean() ? data.consumeInt(-1, capacity)
+                    : data.consumeInt());
+                case 3 -> writeInt(segment, slotOffset + ReceiveQueueDescriptor.SLOT_SGE_COUNT_OFFSET,
+                    data.consumeBoolean() ? data.consumeInt(-1, maxSge + 1) : data.consumeInt());
+                case 4 -> writeLong(segment, sge + ReceiveQueueDescriptor.SGE_ADDRESS_OFFSET, data.consumeBoolean()
+                    ? region.address() + data.consumeInt(-64, REGION) : data.consumeLong());
+                case 5 -> writeInt(segment, sge + ReceiveQueueDescriptor.SGE_LENGTH_OFFSET, data.consumeBoolean()
+                    ? data.consumeInt(0, REGION) : data.consumeInt());
+                case 6 -> writeInt(segment, sge + ReceiveQueueDescriptor.SGE_LKEY_OFFSET, data.consumeBoolean()
+                    ? region.localKey() : data.consumeInt());
+                default -> writeLong(segment, slotOffset + ReceiveQueueDescriptor.SLOT_WR_ID_OFFSET,
+                    data.consumeLong());
+            }
+        }
+
+        /** A field of the region's table entry (or of a neighbour), near-valid values or any. */
+        void writeTable(final FuzzedDataProvider data, final int entry, final MemoryRegion region) {
+            final int index = data.consumeBoolean() ? entry : data.consumeInt(0, tableCapacity() - 1);
+            final long at = MemoryRegionTableDescriptor.entryOffset(index);
+            final MemorySegment segment = table.segment();
+            switch (data.consumeInt(0, 5)) {
+                case 0 -> writeLong(segment, at + MemoryRegionTableDescriptor.GUARD_OFFSET, data.consumeBoolean()
+                    ? (long) region.remoteKey() << 32 | data.consumeInt(0, 3) : data.consumeLong());
+                case 1 -> writeInt(segment, at + MemoryRegionTableDescriptor.ACCESS_OFFSET, data.consumeInt());
+                case 2 -> writeInt(segment, at + MemoryRegionTableDescriptor.PD_OFFSET, data.consumeInt());
+                case 3 -> writeLong(segment, at + MemoryRegionTableDescriptor.ADDRESS_OFFSET, data.consumeBoolean()
+                    ? region.address() + data.consumeInt(-REGION, REGION) : data.consumeLong());
+                case 4 -> writeLong(segment, at + MemoryRegionTableDescriptor.LENGTH_OFFSET, data.consumeBoolean()
+                    ? data.consumeLong(-1, 4L * REGION) : data.consumeLong());
+                default -> writeInt(segment, at + MemoryRegionTableDescriptor.FILE_ID_OFFSET, data.consumeBoolean()
+                    ? data.consumeInt(0, 64) : data.consumeInt());
+            }
+        }
+
+        /**
+         * Truncate (or grow) the region's file, the table or the block behind the back of every mapping of it; the
+         * content comes back afterwards.
+         */
+        void resizeFile(final FuzzedDataProvider data, final int entry, final int queuePairNumber)
+            throws IOException {
+            if (tableLength < table.segment().byteSize()) {
+                return;
+            }
+            final Path file = switch (data.consumeInt(0, 2)) {
+                case 0 -> folder.resolve("mrtable");
+                case 1 -> folder.resolve(QueuePairBlockDescriptor.fileName(queuePairNumber)).toRealPath();
+                default -> folder.resolve(SharedFile.pooledName(table.segment().get(Atomics.INT,
+                    MemoryRegionTableDescriptor.entryOffset(entry) + MemoryRegionTableDescriptor.FILE_ID_OFFSET)));
+            };
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+                || SharedFile.pooledId(file.getFileName().toString()) >= LINK_FILE_ID) {
+                return;
+            }
+            final byte[] content = Files.readAllBytes(file);
+            final long length = data.consumeLong(0, 2L * content.length);
+            setLength(file, length);
+            final boolean isTable = file.getFileName().toString().equals("mrtable");
+            final boolean isBlock = file.equals(block.path().toRealPath());
+            if (isTable) {
+                tableLength = Math.min(tableLength, length);
+            } else if (isBlock) {
+                blockLength = Math.min(blockLength, length);
+            }
+            undo.push(() -> {
+                try {
+                    setLength(file, content.length);
+                    Files.write(file, content, StandardOpenOption.WRITE);
+                } catch (final IOException ex) {
+                    throw new IllegalStateException("cannot restore " + file, ex);
+                }
+            });
+        }
+
+        /** Put a file of B's pool that is a link to our region's file, and name it in the region's entry. */
+        void linkToOurs(final FuzzedDataProvider data, final int entry, final Path ourFile) throws IOException {
+            final int fileId = LINK_FILE_ID + data.consumeInt(0, 3);
+            final Path link = folder.resolve(SharedFile.pooledName(fileId));
+            if (!Files.exists(link, LinkOption.NOFOLLOW_LINKS)) {
+                if (data.consumeBoolean()) {
+                    Files.createSymbolicLink(link, ourFile);
+                } else {
+                    Files.createLink(link, ourFile);
+                }
+                undo.push(() -> {
+                    try {
+                        Files.deleteIfExists(link);
+                    } catch (final IOException ex) {
+                        throw new IllegalStateException("cannot delete " + link, ex);
+                    }
+                });
+            }
+            writeInt(table.segment(), MemoryRegionTableDescriptor.entryOffset(entry)
+                + MemoryRegionTableDescriptor.FILE_ID_OFFSET, fileId);
+        }
+
+        private void writeInt(final MemorySegment segment, final long offset, final int value) {
+            write(segment, offset, Integer.BYTES, () -> segment.set(ValueLayout.JAVA_INT, offset, value));
+        }
+
+        private void writeLong(final MemorySegment segment, final long offset, final long value) {
+            write(segment, offset, Long.BYTES, () -> segment.set(ValueLayout.JAVA_LONG_UNALIGNED, offset, value));
+        }
+
+        private void write(final MemorySegment segment, final long offset, final int length, final Runnable write) {
+            final long left = segment == table.segment() ? tableLength : segment == block.segment() ? blockLength
+                : segment.byteSize();
+            if (offset < 0 || offset + length > Math.min(left, segment.byteSize())) {
+                return;
+            }
+            final byte[] before = segment.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+            write.run();
+            undo.push(() -> MemorySegment.copy(before, 0, segment, ValueLayout.JAVA_BYTE, offset, length));
+        }
+
+        /** Undo in reverse order, then unmap. */
+        void restore() {
+            while (!undo.isEmpty()) {
+                undo.pop().run();
+            }
+            if (block != null) {
+                block.close();
+            }
+            if (table != null) {
+                table.close();
+            }
+        }
+
+        private static void setLength(final Path file, final long length) throws IOException {
+            try (RandomAccessFile access = new RandomAccessFile(file.toFile(), "rw")) {
+                access.setLength(length);
+            }
+        }
+    }
+
+    /**
+     * One end: a queue pair with its own completion queue and a file-backed region open to the peer.
+     */
+    private record Side(ShmDevice device, QueuePair qp, CompletionQueue cq, MemoryRegion mr) {
+        void connectTo(final Side peer) throws IOException {
+            ShmFixture.connect(qp, ShmFixture.FULL_ACCESS, peer.device.queryGid(1, 0), peer.qp.number(),
+                attributes -> attributes.retryCount(1).rnrRetry(1).timeout(1).minRnrTimer(1));
+        }
+    }
+
+    private static Side side(final ShmDevice device, final Deque<AutoCloseable> owned) throws IOException {
+        final ProtectionDomain pd = device.allocateProtectionDomain();
+        owned.push(pd);
+        final CompletionQueue cq = device.createCompletionQueue(64, null, 0);
+        owned.push(cq);
+        final MemoryRegion mr = pd.allocate(REGION, ShmFixture.FULL_ACCESS);
+        owned.push(mr);
+        final QueuePair qp = pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
+            .receiveCompletionQueue(cq).maxSendWorkRequests(RECEIVES).maxReceiveWorkRequests(RECEIVES)
+            .maxSendSge(1).maxReceiveSge(1));
+        owned.push(qp);
+        return new Side(device, qp, cq, mr);
+    }
+}
