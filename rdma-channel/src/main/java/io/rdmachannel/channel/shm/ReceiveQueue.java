@@ -279,12 +279,13 @@ final class ReceiveQueue {
     /**
      * Claim the next posted receive.
      *
-     * @return its ring position, {@link #EMPTY} or {@link #CLOSED}.
+     * @return its ring position (never negative), {@link #EMPTY} or {@link #CLOSED}; also CLOSED for a negative
+     *     head, which only a peer that wrote the queue's header can have left there.
      */
     long claim() {
         while (true) {
             final long head = Atomics.getLongVolatile(segment, base + HEAD_OFFSET);
-            if ((head & CLOSED_BIT) != 0) {
+            if ((head & CLOSED_BIT) != 0 || head < 0) {
                 return CLOSED;
             }
             if (head >= Atomics.getLongAcquire(segment, base + TAIL_OFFSET)) {
@@ -306,6 +307,6 @@ final class ReceiveQueue {
         Atomics.setIntVolatile(segment, base + RNR_WAITING_OFFSET, 1);
         VarHandle.fullFence();
         final long head = Atomics.getLongVolatile(segment, base + HEAD_OFFSET);
-        return (head & CLOSED_BIT) != 0 || head < Atomics.getLongAcquire(segment, base + TAIL_OFFSET);
+        return (head & CLOSED_BIT) != 0 || head < 0 || head < Atomics.getLongAcquire(segment, base + TAIL_OFFSET);
     }
 }

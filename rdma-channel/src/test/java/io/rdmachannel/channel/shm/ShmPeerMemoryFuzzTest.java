@@ -44,6 +44,8 @@ class ShmPeerMemoryFuzzTest {
     private static final int DATA = 4096;
     private static final int REGION = 2 * DATA;
     private static final int RECEIVES = 4;
+    /** B's receive queue is deep: a bad ring position must not index outside its ring, however far it points. */
+    private static final int RECEIVE_CAPACITY = 256;
     private static final int RECEIVE_LENGTH = 256;
     private static final long COMPLETION_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** Ids of the files B makes link to ours: far above the ids its pool hands out. */
@@ -356,12 +358,12 @@ class ShmPeerMemoryFuzzTest {
     private static Side side(final ShmDevice device, final Deque<AutoCloseable> owned) throws IOException {
         final ProtectionDomain pd = device.allocateProtectionDomain();
         owned.push(pd);
-        final CompletionQueue cq = device.createCompletionQueue(64, null, 0);
+        final CompletionQueue cq = device.createCompletionQueue(2 * RECEIVE_CAPACITY, null, 0);
         owned.push(cq);
         final MemoryRegion mr = pd.allocate(REGION, ShmFixture.FULL_ACCESS);
         owned.push(mr);
         final QueuePair qp = pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
-            .receiveCompletionQueue(cq).maxSendWorkRequests(RECEIVES).maxReceiveWorkRequests(RECEIVES)
+            .receiveCompletionQueue(cq).maxSendWorkRequests(RECEIVES).maxReceiveWorkRequests(RECEIVE_CAPACITY)
             .maxSendSge(1).maxReceiveSge(1));
         owned.push(qp);
         return new Side(device, qp, cq, mr);
