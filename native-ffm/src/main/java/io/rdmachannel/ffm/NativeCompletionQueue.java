@@ -11,6 +11,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.ffm.internal.Errno;
 import io.rdmachannel.ffm.internal.LibC;
 import io.rdmachannel.ffm.verbs.CompletionQueueOps;
@@ -441,7 +442,7 @@ final class NativeCompletionQueue implements CompletionQueue {
             eventLock.unlock();
             pollLock.unlock();
             arena.close();
-            device.childClosed();
+            device.childClosed(ResourceCounter.Kind.COMPLETION_QUEUE);
         }
     }
 

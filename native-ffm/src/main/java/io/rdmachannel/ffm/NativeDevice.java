@@ -31,6 +31,8 @@ import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.DeviceResources;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.ffm.internal.CriticalPolicy;
 import io.rdmachannel.ffm.verbs.IbvCalls;
 import io.rdmachannel.ffm.verbs.IbvInline;
@@ -73,6 +75,7 @@ final class NativeDevice implements RdmaDevice {
     private final int transport;
     private final boolean ownsContext;
     private final AtomicInteger openChildren = new AtomicInteger();
+    private final ResourceCounter resources = new ResourceCounter();
     private volatile boolean closed;
 
     private NativeDevice(NativeProvider provider, String name, MemorySegment context, MemorySegment deviceAttr,
@@ -264,6 +267,7 @@ final class NativeDevice implements RdmaDevice {
         ensureOpen();
         MemorySegment pd = IbvCalls.allocPd(context);
         openChildren.incrementAndGet();
+        resources.opened(ResourceCounter.Kind.PROTECTION_DOMAIN);
         return new NativeProtectionDomain(this, pd);
     }
 
@@ -272,6 +276,7 @@ final class NativeDevice implements RdmaDevice {
         ensureOpen();
         NativeReadinessSource source = NativeReadinessSource.create(this);
         openChildren.incrementAndGet();
+        resources.opened(ResourceCounter.Kind.READINESS_SOURCE);
         return source;
     }
 
@@ -292,11 +297,22 @@ final class NativeDevice implements RdmaDevice {
         }
         NativeCompletionQueue queue = NativeCompletionQueue.create(this, entries, source, token);
         openChildren.incrementAndGet();
+        resources.opened(ResourceCounter.Kind.COMPLETION_QUEUE);
         return queue;
     }
 
-    void childClosed() {
+    void childClosed(final ResourceCounter.Kind kind) {
         openChildren.decrementAndGet();
+        resources.closed(kind);
+    }
+
+    ResourceCounter resourceCounter() {
+        return resources;
+    }
+
+    @Override
+    public DeviceResources resources() {
+        return resources.snapshot();
     }
 
     void ensureOpen() {

@@ -11,6 +11,7 @@ import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.QueuePairType;
 import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import io.rdmachannel.ffm.layout.IbvResourceLayouts;
 import io.rdmachannel.ffm.verbs.IbvCalls;
@@ -55,6 +56,7 @@ final class NativeProtectionDomain implements ProtectionDomain {
         AccessFlags.check(accessFlags);
         MemoryRegion region = NativeMemoryRegion.allocate(this, length, accessFlags);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
         return region;
     }
 
@@ -68,6 +70,7 @@ final class NativeProtectionDomain implements ProtectionDomain {
         AccessFlags.check(accessFlags);
         MemoryRegion region = NativeMemoryRegion.register(this, segment, accessFlags);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
         return region;
     }
 
@@ -89,6 +92,7 @@ final class NativeProtectionDomain implements ProtectionDomain {
         attributes.check(device.attributes());
         QueuePair queuePair = NativeQueuePair.create(this, attributes);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.QUEUE_PAIR);
         return queuePair;
     }
 
@@ -105,6 +109,7 @@ final class NativeProtectionDomain implements ProtectionDomain {
         attributes.check(device.attributes());
         NativeQueuePair queuePair = NativeQueuePair.create(this, attributes, creator, destroyer, initialState);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.QUEUE_PAIR);
         return queuePair;
     }
 
@@ -125,11 +130,13 @@ final class NativeProtectionDomain implements ProtectionDomain {
         }
         SharedReceiveQueue queue = NativeSharedReceiveQueue.create(this, maxWorkRequests, maxSge);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.SHARED_RECEIVE_QUEUE);
         return queue;
     }
 
-    void childClosed() {
+    void childClosed(final ResourceCounter.Kind kind) {
         openChildren.decrementAndGet();
+        device.resourceCounter().closed(kind);
     }
 
     void ensureOpen() {
@@ -153,7 +160,7 @@ final class NativeProtectionDomain implements ProtectionDomain {
             throw new IllegalStateException("cannot free protection domain " + handle + ": " + e.getMessage(), e);
         }
         closed = true;
-        device.childClosed();
+        device.childClosed(ResourceCounter.Kind.PROTECTION_DOMAIN);
     }
 
     @Override

@@ -50,6 +50,7 @@ import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.QueuePairType;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
@@ -477,7 +478,7 @@ final class NativeQueuePair implements QueuePair {
         }
         receiveQueue.detach();
         sendQueue.detach();
-        domain.childClosed();
+        domain.childClosed(ResourceCounter.Kind.QUEUE_PAIR);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.rdmachannel.ffm;
 
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.ffm.internal.EpollWaitSet;
 import io.rdmachannel.ffm.internal.LibC;
 import java.io.IOException;
@@ -250,7 +251,7 @@ final class NativeReadinessSource implements ReadinessSource {
             throw new IllegalStateException("cannot close the readiness source: " + e.getMessage(), e);
         } finally {
             awaitLock.unlock();
-            device.childClosed();
+            device.childClosed(ResourceCounter.Kind.READINESS_SOURCE);
         }
     }
 

@@ -7,6 +7,7 @@ import static io.rdmachannel.ffm.layout.IbvResourceLayouts.SRQ_SIZE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import io.rdmachannel.ffm.verbs.IbvCalls;
 import io.rdmachannel.ffm.verbs.SharedReceiveQueueOps;
@@ -123,7 +124,7 @@ final class NativeSharedReceiveQueue implements SharedReceiveQueue {
         }
         closed = true;
         arena.close();
-        domain.childClosed();
+        domain.childClosed(ResourceCounter.Kind.SHARED_RECEIVE_QUEUE);
     }
 
     @Override

@@ -12,6 +12,7 @@ import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePair;
@@ -199,6 +200,18 @@ class NativeProviderGuestTest {
         byte[] data = text.getBytes(StandardCharsets.US_ASCII);
         region.segment().copyFrom(java.lang.foreign.MemorySegment.ofArray(data));
         return data;
+    }
+
+    @Test
+    void shouldCountTheOpenObjectsByKind() {
+        assertEquals(new DeviceResources(1, 2, 1, 2, 0, 2), device.resources());
+        memoryB.close();
+        memoryB = null;
+        qpB.close();
+        qpB = null;
+        cqB.close();
+        cqB = null;
+        assertEquals(new DeviceResources(1, 1, 1, 1, 0, 1), device.resources());
     }
 
     @Test

@@ -30,6 +30,13 @@ public interface RdmaTransportMXBean {
     ConnectionInfo[] getConnections();
 
     /**
+     * The devices the transport has used so far, with their connections and open verbs objects.
+     *
+     * @return one entry per device.
+     */
+    DeviceInfo[] getDevices();
+
+    /**
      * How many connections are live now.
      *
      * @return the length of {@link #getConnections()}.

@@ -6,6 +6,7 @@ import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.ResourceCounter;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -405,7 +406,7 @@ final class ShmCompletionQueue implements CompletionQueue {
         if (readinessSource != null) {
             readinessSource.detach();
         }
-        device.childClosed();
+        device.childClosed(ResourceCounter.Kind.COMPLETION_QUEUE);
     }
 
     @Override

@@ -8,6 +8,8 @@ import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.DeviceResources;
+import io.rdmachannel.channel.spi.ResourceCounter;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -58,6 +60,7 @@ final class ShmDevice implements RdmaDevice {
     private final AtomicInteger nextQueuePairIdentity = new AtomicInteger(1);
     private final AtomicInteger nextObjectId = new AtomicInteger(1);
     private final AtomicInteger openChildren = new AtomicInteger();
+    private final ResourceCounter resources = new ResourceCounter();
     private int nextRegionIndex;
     private volatile boolean closed;
 
@@ -147,6 +150,7 @@ final class ShmDevice implements RdmaDevice {
     public ProtectionDomain allocateProtectionDomain() {
         ensureOpen();
         openChildren.incrementAndGet();
+        resources.opened(ResourceCounter.Kind.PROTECTION_DOMAIN);
         return new ShmProtectionDomain(this, nextObjectId.getAndIncrement());
     }
 
@@ -154,6 +158,7 @@ final class ShmDevice implements RdmaDevice {
     public ReadinessSource createReadinessSource() {
         ensureOpen();
         openChildren.incrementAndGet();
+        resources.opened(ResourceCounter.Kind.READINESS_SOURCE);
         return new ShmReadinessSource(this);
     }
 
@@ -179,6 +184,7 @@ final class ShmDevice implements RdmaDevice {
         }
         completionQueues.put(id, queue);
         openChildren.incrementAndGet();
+        resources.opened(ResourceCounter.Kind.COMPLETION_QUEUE);
         return queue;
     }
 
@@ -239,8 +245,18 @@ final class ShmDevice implements RdmaDevice {
         }
     }
 
-    void childClosed() {
+    void childClosed(final ResourceCounter.Kind kind) {
         openChildren.decrementAndGet();
+        resources.closed(kind);
+    }
+
+    ResourceCounter resourceCounter() {
+        return resources;
+    }
+
+    @Override
+    public DeviceResources resources() {
+        return resources.snapshot();
     }
 
     int nextObjectId() {

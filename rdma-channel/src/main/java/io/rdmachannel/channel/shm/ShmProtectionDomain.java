@@ -6,6 +6,7 @@ import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePair;
 import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
 
 import java.io.IOException;
@@ -57,6 +58,7 @@ final class ShmProtectionDomain implements ProtectionDomain {
             final ShmMemoryRegion region = device.register(this, segment, file, view, accessFlags);
             device.publish(region);
             openChildren.incrementAndGet();
+            device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
             return region;
         } catch (final RuntimeException ex) {
             view.close();
@@ -78,6 +80,7 @@ final class ShmProtectionDomain implements ProtectionDomain {
         }
         final ShmMemoryRegion region = device.register(this, segment, null, null, accessFlags);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
         return region;
     }
 
@@ -87,6 +90,7 @@ final class ShmProtectionDomain implements ProtectionDomain {
         attributes.check(device.attributes());
         final ShmQueuePair queuePair = ShmQueuePair.create(this, attributes);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.QUEUE_PAIR);
         return queuePair;
     }
 
@@ -104,11 +108,13 @@ final class ShmProtectionDomain implements ProtectionDomain {
         }
         final ShmSharedReceiveQueue queue = ShmSharedReceiveQueue.create(this, maxWorkRequests, maxSge);
         openChildren.incrementAndGet();
+        device.resourceCounter().opened(ResourceCounter.Kind.SHARED_RECEIVE_QUEUE);
         return queue;
     }
 
-    void childClosed() {
+    void childClosed(final ResourceCounter.Kind kind) {
         openChildren.decrementAndGet();
+        device.resourceCounter().closed(kind);
     }
 
     void ensureOpen() {
@@ -128,7 +134,7 @@ final class ShmProtectionDomain implements ProtectionDomain {
                 + " open memory regions, queue pairs or shared receive queues: close them first");
         }
         closed = true;
-        device.childClosed();
+        device.childClosed(ResourceCounter.Kind.PROTECTION_DOMAIN);
     }
 
     @Override

@@ -11,6 +11,7 @@ import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.QueuePairType;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
@@ -1349,7 +1350,7 @@ final class ShmQueuePair implements QueuePair {
         } else {
             block.close();
         }
-        domain.childClosed();
+        domain.childClosed(ResourceCounter.Kind.QUEUE_PAIR);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.shm;
 
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.ResourceCounter;
 
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
@@ -177,7 +178,7 @@ final class ShmReadinessSource implements ReadinessSource {
         } finally {
             lock.unlock();
         }
-        device.childClosed();
+        device.childClosed(ResourceCounter.Kind.READINESS_SOURCE);
     }
 
     @Override

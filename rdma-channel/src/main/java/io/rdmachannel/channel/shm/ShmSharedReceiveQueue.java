@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.shm;
 
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
+import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
 
 import java.io.IOException;
@@ -117,7 +118,7 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
         } else {
             domain.shmDevice().filePool().release(file);
         }
-        domain.childClosed();
+        domain.childClosed(ResourceCounter.Kind.SHARED_RECEIVE_QUEUE);
     }
 
     @Override

@@ -68,6 +68,13 @@ public interface RdmaDevice extends AutoCloseable {
     CompletionQueue createCompletionQueue(int entries, ReadinessSource readinessSource, long token) throws IOException;
 
     /**
+     * The objects created through this device (and its protection domains) that are still open.
+     *
+     * @return the counts by kind.
+     */
+    DeviceResources resources();
+
+    /**
      * Close the device. Objects created from it must be closed first.
      *
      * @throws IllegalStateException if objects created from it are still open.

@@ -161,6 +161,26 @@ final class DeviceContext implements AutoCloseable {
         return token;
     }
 
+    /**
+     * The connections registered now; for the management view.
+     */
+    synchronized int connectionCount() {
+        return nextToken - freeCount;
+    }
+
+    /**
+     * The registered buffers registered with this device now; for the management view.
+     */
+    synchronized int registeredBufferCount() {
+        int count = 0;
+        for (final MemoryRegion region : registeredBuffers) {
+            if (region != null) {
+                count++;
+            }
+        }
+        return count;
+    }
+
     synchronized void unregister(final int token, final RsocketConnection connection) {
         if (token >= 0 && token < connections.length && connections[token] == connection) {
             connections[token] = null;

@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.stream;
 
 import io.rdmachannel.channel.ConnectionInfo;
+import io.rdmachannel.channel.DeviceInfo;
 import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.cm.CmConnection;
 import io.rdmachannel.channel.cm.CmListener;
@@ -137,6 +138,21 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
     @Override
     public ConnectionInfo[] getConnections() {
         return live.stream().map(RsocketConnection::info).toArray(ConnectionInfo[]::new);
+    }
+
+    @Override
+    public DeviceInfo[] getDevices() {
+        final DeviceContext[] current;
+        synchronized (this) {
+            current = contexts.values().toArray(DeviceContext[]::new);
+        }
+        final DeviceInfo[] devices = new DeviceInfo[current.length];
+        for (int i = 0; i < current.length; i++) {
+            final RdmaDevice device = current[i].device();
+            devices[i] = new DeviceInfo(provider.name(), device.name(), current[i].connectionCount(),
+                current[i].registeredBufferCount(), device.resources());
+        }
+        return devices;
     }
 
     @Override

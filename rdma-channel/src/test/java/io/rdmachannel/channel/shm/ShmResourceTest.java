@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePair;
@@ -33,6 +34,34 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ShmResourceTest {
     @RegisterExtension
     final ShmFixture fixture = new ShmFixture();
+
+    @Test
+    void shouldCountTheOpenObjectsByKindFromCreationToClose() throws Exception {
+        final RdmaDevice device = fixture.device();
+        assertEquals(new DeviceResources(0, 0, 0, 0, 0, 0), device.resources());
+        final ProtectionDomain pd = device.allocateProtectionDomain();
+        final ReadinessSource source = device.createReadinessSource();
+        final CompletionQueue cq = device.createCompletionQueue(4, source, 0);
+        final SharedReceiveQueue srq = pd.createSharedReceiveQueue(4, 1);
+        final QueuePair qp = pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
+            .receiveCompletionQueue(cq));
+        final MemoryRegion allocated = pd.allocate(64, AccessFlags.LOCAL_WRITE);
+        final Arena arena = fixture.own(Arena.ofShared());
+        final MemoryRegion registered = pd.register(arena.allocate(64), 0);
+        assertEquals(new DeviceResources(1, 1, 1, 1, 1, 2), device.resources());
+        registered.close();
+        registered.close();
+        allocated.close();
+        assertEquals(new DeviceResources(1, 1, 1, 1, 1, 0), device.resources());
+        qp.close();
+        srq.close();
+        cq.close();
+        source.close();
+        assertEquals(new DeviceResources(1, 0, 0, 0, 0, 0), device.resources());
+        pd.close();
+        pd.close();
+        assertEquals(new DeviceResources(0, 0, 0, 0, 0, 0), device.resources());
+    }
 
     @Test
     void shouldRefuseToCloseAProtectionDomainWithOpenChildren() throws Exception {

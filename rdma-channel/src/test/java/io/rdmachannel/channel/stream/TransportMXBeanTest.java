@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmachannel.channel.ConnectionInfo;
+import io.rdmachannel.channel.DeviceInfo;
 import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import java.lang.management.ManagementFactory;
@@ -22,8 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A transport's MBean on the platform MBean server: its live connections with their counters, the lifecycle counts,
- * and its removal when the transport closes.
+ * A transport's MBean on the platform MBean server: its live connections with their counters, its devices with their
+ * connections and open verbs objects, the lifecycle counts, and its removal when the transport closes.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TransportMXBeanTest {
@@ -33,6 +34,7 @@ class TransportMXBeanTest {
         final RsocketTransport transport = (RsocketTransport) StreamTransports.open(RdmaProviders.byName("shm"));
         final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         final ObjectName name;
+        DeviceInfo device;
         try {
             name = awaitRegistered(transport);
             assertEquals(RdmaTransportMXBean.DOMAIN, name.getDomain());
@@ -71,6 +73,19 @@ class TransportMXBeanTest {
                 final long received = Arrays.stream(raw)
                     .mapToLong(c -> (Long) ((CompositeData) c.get("statistics")).get("bytesReceived")).sum();
                 assertEquals(4321, received);
+
+                final DeviceInfo[] devices = view.getDevices();
+                assertEquals(1, devices.length, () -> Arrays.toString(devices));
+                device = devices[0];
+                assertEquals("shm", device.provider());
+                assertEquals(2, device.connections(), device::toString);
+                assertEquals(0, device.zeroCopyRegistrations(), device::toString);
+                assertTrue(device.resources().queuePairs() >= 2, device::toString);
+                assertTrue(device.resources().completionQueues() >= 2, device::toString);
+                assertTrue(device.resources().protectionDomains() >= 1, device::toString);
+                final CompositeData rawDevice = ((CompositeData[]) server.getAttribute(name, "Devices"))[0];
+                assertEquals(device.resources().queuePairs(),
+                    ((CompositeData) rawDevice.get("resources")).get("queuePairs"));
             }
             // a closed connection may linger on the transport's timer until its DISCONNECT is out
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -79,6 +94,12 @@ class TransportMXBeanTest {
             }
             assertEquals(0, view.getConnectionCount(), "released connections leave the view");
             assertEquals(0, view.getConnectionsFailed());
+            final DeviceInfo after = view.getDevices()[0];
+            assertEquals(0, after.connections(), after::toString);
+            // each connection had its queue pair and its send and receive completion queues, closed with it
+            assertEquals(device.resources().queuePairs() - 2, after.resources().queuePairs(), after::toString);
+            assertEquals(device.resources().completionQueues() - 4, after.resources().completionQueues(),
+                after::toString);
         } finally {
             StreamTransports.close(transport);
         }

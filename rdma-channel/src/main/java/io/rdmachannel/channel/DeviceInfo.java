@@ -1,0 +1,17 @@
+package io.rdmachannel.channel;
+
+import io.rdmachannel.channel.spi.DeviceResources;
+
+/**
+ * One RDMA device a transport uses, as {@link RdmaTransportMXBean#getDevices()} lists it.
+ *
+ * @param provider              the verbs provider, {@code shm} or {@code native}.
+ * @param name                  the device, for example {@code rxe0} or {@code shm0}.
+ * @param connections           the stream connections on it now.
+ * @param zeroCopyRegistrations the registered buffers ({@link RegisteredBuffers}) registered with it for zero-copy
+ *                              transfers.
+ * @param resources             the verbs objects open on it (the stream's and any others made through the device).
+ */
+public record DeviceInfo(String provider, String name, int connections, int zeroCopyRegistrations,
+    DeviceResources resources) {
+}
