@@ -5,13 +5,16 @@ import com.sun.tools.attach.VirtualMachine;
 import com.sun.tools.attach.VirtualMachineDescriptor;
 import io.rdmachannel.channel.ConnectionInfo;
 import io.rdmachannel.channel.ConnectionStatistics;
+import io.rdmachannel.channel.DeviceInfo;
 import io.rdmachannel.channel.RdmaTransportMXBean;
+import io.rdmachannel.channel.spi.DeviceResources;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.BiConsumer;
 import javax.management.JMX;
 import javax.management.MBeanServerConnection;
 import javax.management.MalformedObjectNameException;
@@ -24,12 +27,14 @@ import javax.management.remote.JMXServiceURL;
  * {@code ./rdmachannel stat}: the live RDMA connections of the rdmachannel processes of this user on this host, as
  * {@code ss} lists sockets. It attaches to each local JVM that registered a transport's MBean
  * ({@link RdmaTransportMXBean#REGISTERED_PROPERTY}), reads its {@link RdmaTransportMXBean}s through the JVM's local
- * management agent (started on demand, as {@code jconsole} does) and prints one line per connection. JVMs started
+ * management agent (started on demand, as {@code jconsole} does) and prints one line per connection, or with
+ * {@code --devices} one per device with its connections and open verbs objects. JVMs started
  * with {@code -XX:+DisableAttachMechanism}, or whose transports were opened with {@code -Drdmachannel.jmx=false},
  * are not seen.
  */
 public final class Stat {
     private static final String HEADER_FORMAT = "%-8s %-6s %-15s %-24s %-24s %12s %12s %8s %8s %6s%n";
+    private static final String DEVICE_FORMAT = "%-8s %-6s %-16s %6s %7s %4s %4s %4s %6s %4s %6s%n";
 
     /**
      * One connection of one process.
@@ -40,24 +45,40 @@ public final class Stat {
     public record Row(long pid, ConnectionInfo connection) {
     }
 
+    /**
+     * One device of one process's transport.
+     *
+     * @param pid    the process.
+     * @param device the device.
+     */
+    public record DeviceRow(long pid, DeviceInfo device) {
+    }
+
     private Stat() {
     }
 
     /**
      * Print the table; {@code --help} explains it.
      *
-     * @param args none, or {@code --help}.
+     * @param args none, {@code --devices}, or {@code --help}.
      */
     public static void main(final String[] args) {
-        if (args.length > 0) {
-            System.out.println("usage: ./rdmachannel stat\n\nLists the live RDMA connections of the rdmachannel"
-                + " processes of this user on this host:\nprocess, provider, state, local and remote address, bytes"
-                + " each way, writes stalled for the\npeer's credits and for send resources, error completions.");
+        final boolean devices = args.length == 1 && args[0].equals("--devices");
+        if (args.length > 0 && !devices) {
+            System.out.println("usage: ./rdmachannel stat [--devices]\n\nLists the live RDMA connections of the"
+                + " rdmachannel processes of this user on this host:\nprocess, provider, state, local and remote"
+                + " address, bytes each way, writes stalled for the\npeer's credits and for send resources, error"
+                + " completions.\n\n--devices lists their RDMA devices instead: connections, registered buffers"
+                + " and the verbs\nobjects open on each (protection domains, completion queues, readiness sources,"
+                + " queue pairs,\nshared receive queues, memory regions).");
             System.exit(args[0].equals("--help") || args[0].equals("-h") ? 0 : 2);
         }
         final List<String> problems = new ArrayList<>();
-        final List<Row> rows = collect(problems);
-        print(rows, System.out);
+        if (devices) {
+            printDevices(collectDevices(problems), System.out);
+        } else {
+            print(collect(problems), System.out);
+        }
         problems.forEach(System.err::println);
     }
 
@@ -69,6 +90,35 @@ public final class Stat {
      */
     public static List<Row> collect(final List<String> problems) {
         final List<Row> rows = new ArrayList<>();
+        forEachTransport(problems, (pid, transport) -> {
+            for (final ConnectionInfo connection : transport.getConnections()) {
+                rows.add(new Row(pid, connection));
+            }
+        });
+        rows.sort(Comparator.comparingLong(Row::pid).thenComparing(row -> String.valueOf(row.connection()
+            .localAddress())));
+        return rows;
+    }
+
+    /**
+     * The devices of every attachable rdmachannel JVM but this one.
+     *
+     * @param problems receives one line per JVM that could not be read.
+     * @return the rows, by process and device.
+     */
+    public static List<DeviceRow> collectDevices(final List<String> problems) {
+        final List<DeviceRow> rows = new ArrayList<>();
+        forEachTransport(problems, (pid, transport) -> {
+            for (final DeviceInfo device : transport.getDevices()) {
+                rows.add(new DeviceRow(pid, device));
+            }
+        });
+        rows.sort(Comparator.comparingLong(DeviceRow::pid).thenComparing(row -> row.device().name()));
+        return rows;
+    }
+
+    private static void forEachTransport(final List<String> problems,
+        final BiConsumer<Long, RdmaTransportMXBean> action) {
         final long self = ProcessHandle.current().pid();
         for (final VirtualMachineDescriptor descriptor : VirtualMachine.list()) {
             final long pid;
@@ -79,19 +129,16 @@ public final class Stat {
             }
             if (pid != self) {
                 try {
-                    collect(descriptor, pid, rows);
+                    forEachTransport(descriptor, pid, action);
                 } catch (final IOException | AttachNotSupportedException | RuntimeException ex) {
                     problems.add("pid " + pid + ": " + ex);
                 }
             }
         }
-        rows.sort(Comparator.comparingLong(Row::pid).thenComparing(row -> String.valueOf(row.connection()
-            .localAddress())));
-        return rows;
     }
 
-    private static void collect(final VirtualMachineDescriptor descriptor, final long pid, final List<Row> rows)
-        throws IOException, AttachNotSupportedException {
+    private static void forEachTransport(final VirtualMachineDescriptor descriptor, final long pid,
+        final BiConsumer<Long, RdmaTransportMXBean> action) throws IOException, AttachNotSupportedException {
         final VirtualMachine vm = VirtualMachine.attach(descriptor);
         try {
             if (!Boolean.parseBoolean(vm.getSystemProperties().getProperty(RdmaTransportMXBean.REGISTERED_PROPERTY))) {
@@ -101,10 +148,7 @@ public final class Stat {
             try (JMXConnector connector = JMXConnectorFactory.connect(new JMXServiceURL(address))) {
                 final MBeanServerConnection server = connector.getMBeanServerConnection();
                 for (final ObjectName name : server.queryNames(transports(), null)) {
-                    for (final ConnectionInfo connection : JMX.newMXBeanProxy(server, name,
-                        RdmaTransportMXBean.class).getConnections()) {
-                        rows.add(new Row(pid, connection));
-                    }
+                    action.accept(pid, JMX.newMXBeanProxy(server, name, RdmaTransportMXBean.class));
                 }
             }
         } finally {
@@ -140,6 +184,29 @@ public final class Stat {
                 connection.localAddress(), connection.remoteAddress(), statistics.bytesSent(),
                 statistics.bytesReceived(), statistics.creditStalls(), statistics.bufferStalls(),
                 statistics.completionErrors());
+        }
+    }
+
+    /**
+     * Print the device rows as a table, or say there are none.
+     *
+     * @param rows the devices.
+     * @param out  where to.
+     */
+    public static void printDevices(final List<DeviceRow> rows, final PrintStream out) {
+        if (rows.isEmpty()) {
+            out.println("no RDMA devices in use by the processes of this user on this host");
+            return;
+        }
+        out.printf(Locale.ROOT, DEVICE_FORMAT, "PID", "PROV", "DEVICE", "CONNS", "ZC-REGS", "PD", "CQ", "RS", "QP",
+            "SRQ", "MR");
+        for (final DeviceRow row : rows) {
+            final DeviceInfo device = row.device();
+            final DeviceResources resources = device.resources();
+            out.printf(Locale.ROOT, DEVICE_FORMAT, row.pid(), device.provider(), device.name(), device.connections(),
+                device.zeroCopyRegistrations(), resources.protectionDomains(), resources.completionQueues(),
+                resources.readinessSources(), resources.queuePairs(), resources.sharedReceiveQueues(),
+                resources.memoryRegions());
         }
     }
 }

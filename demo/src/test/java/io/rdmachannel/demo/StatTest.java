@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.ConnectionInfo;
+import io.rdmachannel.channel.DeviceInfo;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;
@@ -18,7 +19,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code ./rdmachannel stat} against another JVM holding one RDMA connection to itself (two endpoints).
+ * {@code ./rdmachannel stat} (and {@code --devices}) against another JVM holding one RDMA connection to itself (two
+ * endpoints).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class StatTest {
@@ -55,6 +57,19 @@ class StatTest {
             assertTrue(text.startsWith("PID"), text);
             assertTrue(text.contains(peer.pid() + " "), text);
             assertTrue(text.contains(client.localAddress()), text);
+
+            final List<String> problems = new ArrayList<>();
+            final List<Stat.DeviceRow> devices = Stat.collectDevices(problems).stream()
+                .filter(row -> row.pid() == peer.pid()).toList();
+            assertEquals(1, devices.size(), () -> devices + " " + problems);
+            final DeviceInfo device = devices.getFirst().device();
+            assertEquals(2, device.connections(), device::toString);
+            assertEquals(2, device.resources().queuePairs(), device::toString);
+            final ByteArrayOutputStream deviceTable = new ByteArrayOutputStream();
+            Stat.printDevices(devices, new PrintStream(deviceTable, true, StandardCharsets.UTF_8));
+            final String deviceText = deviceTable.toString(StandardCharsets.UTF_8);
+            assertTrue(deviceText.startsWith("PID"), deviceText);
+            assertTrue(deviceText.contains(peer.pid() + " ") && deviceText.contains(device.name()), deviceText);
         } finally {
             peer.getOutputStream().close();
             if (!peer.waitFor(30, TimeUnit.SECONDS)) {
