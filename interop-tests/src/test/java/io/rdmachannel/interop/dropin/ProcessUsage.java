@@ -11,17 +11,27 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.management.JMException;
+import javax.management.JMX;
+import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
+import io.rdmachannel.channel.DeviceInfo;
+import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.shm.ShmConfiguration;
+import io.rdmachannel.channel.spi.DeviceResources;
 
 /**
  * What this process holds that a connection could leak: open descriptors, native threads, mappings of files in the
- * shm folder, direct buffer memory, and native memory Java code allocated (direct buffers, FFM arenas: NMT's "Other"
- * category; -1 unless the JVM runs with {@code -XX:NativeMemoryTracking=summary}). Printed and parsed as one line of
- * {@code name=value} words, so a child JVM can report its own.
+ * shm folder, direct buffer memory, native memory Java code allocated (direct buffers, FFM arenas: NMT's "Other"
+ * category; -1 unless the JVM runs with {@code -XX:NativeMemoryTracking=summary}), and the queue pairs, completion
+ * queues and memory regions open on the devices of its stream transports (their management views). Printed and
+ * parsed as one line of {@code name=value} words, so a child JVM can report its own.
  */
-record ProcessUsage(long descriptors, long threads, long mappings, long directBytes, long nativeOtherKib) {
+record ProcessUsage(long descriptors, long threads, long mappings, long directBytes, long nativeOtherKib,
+    long queuePairs, long completionQueues, long memoryRegions) {
+    /** Verbs objects a few connections in flight (opening, lingering) explain. */
+    private static final int VERBS_SLACK = 8;
+
     private static final Pattern NMT_OTHER = Pattern.compile("-\\s+Other \\(reserved=\\d+KB, committed=(\\d+)KB\\)");
 
     static ProcessUsage now() throws IOException {
@@ -37,8 +47,33 @@ record ProcessUsage(long descriptors, long threads, long mappings, long directBy
                 direct = pool.getMemoryUsed();
             }
         }
+        final DeviceResources verbs = verbsObjects();
         return new ProcessUsage(count(Path.of("/proc/self/fd")), count(Path.of("/proc/self/task")), mappings, direct,
-            nativeOther());
+            nativeOther(), verbs.queuePairs(), verbs.completionQueues(), verbs.memoryRegions());
+    }
+
+    /**
+     * The verbs objects open on the devices of this process's stream transports, from their management views.
+     */
+    private static DeviceResources verbsObjects() {
+        int queuePairs = 0;
+        int completionQueues = 0;
+        int memoryRegions = 0;
+        final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        try {
+            for (final ObjectName name : server.queryNames(new ObjectName(RdmaTransportMXBean.DOMAIN
+                + ":type=Transport,*"), null)) {
+                for (final DeviceInfo device : JMX.newMXBeanProxy(server, name, RdmaTransportMXBean.class)
+                    .getDevices()) {
+                    queuePairs += device.resources().queuePairs();
+                    completionQueues += device.resources().completionQueues();
+                    memoryRegions += device.resources().memoryRegions();
+                }
+            }
+        } catch (final JMException ex) {
+            throw new IllegalStateException(ex);
+        }
+        return new DeviceResources(0, completionQueues, 0, queuePairs, 0, memoryRegions);
     }
 
     private static long count(final Path folder) throws IOException {
@@ -71,7 +106,8 @@ record ProcessUsage(long descriptors, long threads, long mappings, long directBy
             }
         }
         return new ProcessUsage(values.get("fds"), values.get("threads"), values.get("shmMappings"),
-            values.get("directBytes"), values.get("nativeOtherKiB"));
+            values.get("directBytes"), values.get("nativeOtherKiB"), values.get("qps"), values.get("cqs"),
+            values.get("mrs"));
     }
 
     /**
@@ -80,12 +116,16 @@ record ProcessUsage(long descriptors, long threads, long mappings, long directBy
     boolean withinSlackOf(final ProcessUsage base) {
         return descriptors <= base.descriptors + 16 && threads <= base.threads + 4 && mappings <= base.mappings + 16
             && directBytes <= base.directBytes + (1 << 20)
-            && (nativeOtherKib < 0 || nativeOtherKib <= base.nativeOtherKib + 4096);
+            && (nativeOtherKib < 0 || nativeOtherKib <= base.nativeOtherKib + 4096)
+            && queuePairs <= base.queuePairs + VERBS_SLACK
+            && completionQueues <= base.completionQueues + 2 * VERBS_SLACK
+            && memoryRegions <= base.memoryRegions + 2 * VERBS_SLACK;
     }
 
     @Override
     public String toString() {
         return "fds=" + descriptors + " threads=" + threads + " shmMappings=" + mappings + " directBytes="
-            + directBytes + " nativeOtherKiB=" + nativeOtherKib;
+            + directBytes + " nativeOtherKiB=" + nativeOtherKib + " qps=" + queuePairs + " cqs=" + completionQueues
+            + " mrs=" + memoryRegions;
     }
 }
