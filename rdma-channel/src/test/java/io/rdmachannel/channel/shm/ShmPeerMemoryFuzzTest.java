@@ -169,6 +169,8 @@ class ShmPeerMemoryFuzzTest {
         /** What is left of each file: B's own writes past a truncation would fault in B. */
         private long tableLength;
         private long blockLength;
+        private int receiveCapacity;
+        private int receiveMaxSge;
 
         Hostile(final Path folder) {
             this.folder = folder;
@@ -179,6 +181,9 @@ class ShmPeerMemoryFuzzTest {
             block = SharedFile.open(folder.resolve(QueuePairBlockDescriptor.fileName(queuePairNumber)).toRealPath());
             tableLength = table.segment().byteSize();
             blockLength = block.segment().byteSize();
+            final long base = QueuePairBlockDescriptor.receiveQueueOffset();
+            receiveCapacity = block.segment().get(Atomics.INT, base + ReceiveQueueDescriptor.CAPACITY_OFFSET);
+            receiveMaxSge = block.segment().get(Atomics.INT, base + ReceiveQueueDescriptor.MAX_SGE_OFFSET);
         }
 
         int tableCapacity() {
@@ -200,8 +205,9 @@ class ShmPeerMemoryFuzzTest {
             }
             final MemorySegment segment = block.segment();
             final long base = QueuePairBlockDescriptor.receiveQueueOffset();
-            final int capacity = segment.get(Atomics.INT, base + ReceiveQueueDescriptor.CAPACITY_OFFSET);
-            final int maxSge = segment.get(Atomics.INT, base + ReceiveQueueDescriptor.MAX_SGE_OFFSET);
+            // the layout as the owner formatted it (read before any hostile write): the header may say anything now
+            final int capacity = receiveCapacity;
+            final int maxSge = receiveMaxSge;
             final int slot = data.consumeInt(0, Math.max(0, capacity - 1));
             final long slotOffset = base + ReceiveQueueDescriptor.slotOffset(capacity, maxSge, slot);
             final long sge = ReceiveQueueDescriptor.sgeOffset(slotOffset, data.consumeInt(0, Math.max(0, maxSge - 1)));
