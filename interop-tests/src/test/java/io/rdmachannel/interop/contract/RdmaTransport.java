@@ -20,7 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The RDMA channels on one fabric: {@code shm} (the embedded shared-memory provider, over a loopback address),
  * {@code shm-iwarp} (the same provider emulating iWARP, so the stream runs in message mode: no immediate data, the
- * active side sends first) or {@code native} (a real device, over an address of its interface, e.g. the soft-RoCE
+ * active side sends first), {@code shm-nodes} (listeners on one shm node, clients on another, as two processes) or
+ * {@code native} (a real device, over an address of its interface, e.g. the soft-RoCE
  * guest's 192.0.2.1). Each fabric gets one {@link RdmaSelectorProvider} over its own stream transport, shared by the
  * tests.
  */
@@ -31,6 +32,10 @@ final class RdmaTransport implements ContractTransport {
     static final String SHM_IWARP = "rdma-shm-iwarp";
     /** The fabric of {@link #SHM_IWARP}: shm devices opened with {@code rdmachannel.shm.transport=iwarp}. */
     static final String IWARP_FABRIC = "shm-iwarp";
+    /** The name of the transport whose listeners and clients are on two shm nodes ({@link TwoNodeStreamTransport}). */
+    static final String SHM_NODES = "rdma-shm-nodes";
+    /** The fabric of {@link #SHM_NODES}. */
+    static final String NODES_FABRIC = "shm-nodes";
     /** The name of the transport on the native provider. */
     static final String NATIVE = "rdma-native";
 
@@ -44,7 +49,8 @@ final class RdmaTransport implements ContractTransport {
      * The RDMA channels on a fabric.
      *
      * @param name     the transport's name, for example {@code rdma-shm-ipv6}.
-     * @param fabric   the verbs provider, {@code shm} or {@code native}, or {@link #IWARP_FABRIC}.
+     * @param fabric   the verbs provider, {@code shm} or {@code native}, or {@link #IWARP_FABRIC} or
+     *                 {@link #NODES_FABRIC}.
      * @param loopback the address listeners bind to and clients connect to.
      */
     RdmaTransport(final String name, final String fabric, final InetAddress loopback) {
@@ -60,8 +66,15 @@ final class RdmaTransport implements ContractTransport {
 
     @Override
     public SelectorProvider provider() {
-        return PROVIDERS.computeIfAbsent(fabric, key -> new RdmaSelectorProvider(IWARP_FABRIC.equals(key)
-            ? openIwarp() : StreamTransports.open(RdmaProviders.byName(key))));
+        return PROVIDERS.computeIfAbsent(fabric, key -> new RdmaSelectorProvider(openStream(key)));
+    }
+
+    private static StreamTransport openStream(final String fabric) {
+        return switch (fabric) {
+            case IWARP_FABRIC -> openIwarp();
+            case NODES_FABRIC -> TwoNodeStreamTransport.openShm();
+            default -> StreamTransports.open(RdmaProviders.byName(fabric));
+        };
     }
 
     /**
