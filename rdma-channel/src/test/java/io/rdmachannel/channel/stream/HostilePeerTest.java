@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.cm.ConnectionManager;
 import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.RdmaProviders;
@@ -427,6 +428,36 @@ class HostilePeerTest {
             }
             StreamTransports.close(impatient);
         }
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void shouldCountWritesStalledForTheirOwnSendQueueApartFromCreditStalls() throws Exception {
+        // the peer grants 200 credits and room for 122 messages but posted 72 receives and never posts more: the
+        // messages past those stay in flight (RNR retries) and hold the slots of the engine's send queue (16, 4 of
+        // them for control messages) while credits and the peer's ring still have room. A write cut short then
+        // stalls for the engine's own resources, not for the peer's.
+        final int sendQueueSize = StreamConfiguration.QUEUE_PAIR_MIN_SIZE;
+        final HostilePeer peer = track(HostilePeer.listen(cm, (data, hostile) -> data
+            .header(data.flags(), 200)
+            .dataBuffer(data.dataBufferAddress(), data.dataBufferKey(), 3 * HostilePeer.WINDOW)));
+        final BlockingStream.Waker waker = new BlockingStream.Waker();
+        final StreamConnection engine = track(BlockingStream.connect(transport.connect(peer.address(), null,
+            new StreamOptions().sendQueueSize(sendQueueSize), waker), waker));
+        peer.awaitEstablished();
+        final ByteBuffer message = ByteBuffer.allocate(100);
+        int whole = 0;
+        while (whole < 200 && engine.write(message.clear()) == message.capacity()) {
+            whole++;
+        }
+        final int sent = whole;
+        assertTrue(sent >= 72 && sent <= 72 + sendQueueSize, () -> sent + " whole writes; " + engine.describe());
+        final ConnectionStatistics stalled = engine.statistics();
+        assertEquals(1, stalled.bufferStalls(), stalled::toString);
+        assertEquals(0, stalled.creditStalls(), stalled::toString);
+        assertEquals(0, engine.write(message.clear()), engine::describe);
+        assertEquals(2, engine.statistics().bufferStalls(), () -> engine.statistics().toString());
+        assertEquals(0, engine.statistics().creditStalls(), () -> engine.statistics().toString());
     }
 
     @Test
