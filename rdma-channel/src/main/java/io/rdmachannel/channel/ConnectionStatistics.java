@@ -23,8 +23,15 @@ package io.rdmachannel.channel;
  * @param completionErrors  work completions with an error status (RNR or transport retries exceeded, remote access
  *                          errors, ...), not counting flushes: a queue pair that fails or whose peer is gone
  *                          flushes every posted request, which says nothing more.
+ * @param readinessArms     times the connection was armed to report its next event to its readiness observer (the
+ *                          channel's relay): by a thread about to park there (virtual threads; platform threads where
+ *                          the device offers no direct wait) or by a selector about to wait with the channel
+ *                          registered. Unlike the other counters, these two are shared by the waiting threads
+ *                          (one atomic increment per arming and per wake-up, never per message sent).
+ * @param readinessWakeups  events reported to an armed observer: each wakes the threads parked on the channel's
+ *                          relay, or its selector (at most one per arming).
  */
 public record ConnectionStatistics(long bytesSent, long messagesSent, long zeroCopyBytes, long directBytes,
     long bytesReceived, long messagesReceived, long creditStalls, long bufferStalls, long spinsCaught,
-    long directWaits, long keepAlivesSent, long completionErrors) {
+    long directWaits, long keepAlivesSent, long completionErrors, long readinessArms, long readinessWakeups) {
 }

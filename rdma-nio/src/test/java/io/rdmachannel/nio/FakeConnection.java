@@ -263,7 +263,7 @@ final class FakeConnection implements StreamConnection {
 
     @Override
     public ConnectionStatistics statistics() {
-        return new ConnectionStatistics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        return new ConnectionStatistics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     }
 
     @Override

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link RdmaSocketChannel#statistics()} on shm channels: empty until connected, the bytes of each direction on
- * both ends, the final counts after close.
+ * both ends, the final counts after close, and how blocked readers waited: parked on the channel's relay (virtual
+ * threads) or directly on the connection (platform threads on shm).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class ChannelStatisticsTest {
@@ -61,5 +62,39 @@ class ChannelStatisticsTest {
             assertEquals(0, ours.completionErrors(), ours::toString);
         }
         assertEquals(ours.bytesSent(), client.statistics().orElseThrow().bytesSent(), "the final counts after close");
+    }
+    @Test
+    void shouldCountAVirtualThreadsParksOnTheRelayAndAPlatformThreadsWaitsOnTheConnection() throws Exception {
+        final InetAddress loopback = InetAddress.getLoopbackAddress();
+        final RdmaTransport transport = new RdmaTransport(RdmaTransport.SHM, "shm", loopback);
+        try (ServerSocketChannel listener = transport.openServerSocketChannel();
+            RdmaSocketChannel client = (RdmaSocketChannel) transport.openSocketChannel()) {
+            listener.bind(new InetSocketAddress(loopback, 0));
+            client.connect(listener.getLocalAddress());
+            try (SocketChannel accepted = listener.accept()) {
+                final ConnectionStatistics before = client.statistics().orElseThrow();
+                final ConnectionStatistics relayed = blockedRead(IoMode.VIRTUAL_THREADS, client, accepted);
+                assertTrue(relayed.readinessArms() > before.readinessArms(), relayed::toString);
+                assertTrue(relayed.readinessWakeups() > before.readinessWakeups(), relayed::toString);
+                assertEquals(before.directWaits(), relayed.directWaits(), "a virtual thread never waits directly");
+
+                final ConnectionStatistics direct = blockedRead(IoMode.BLOCKING, client, accepted);
+                assertEquals(relayed.directWaits() + 1, direct.directWaits(), direct::toString);
+                assertEquals(relayed.readinessArms(), direct.readinessArms(), "shm waits on the connection itself");
+                assertEquals(relayed.readinessWakeups(), direct.readinessWakeups(), direct::toString);
+            }
+        }
+    }
+
+    /**
+     * A read in {@code mode} that blocks until the peer writes a byte; the reader's statistics after it.
+     */
+    private static ConnectionStatistics blockedRead(final IoMode mode, final RdmaSocketChannel client,
+        final SocketChannel peer) throws Exception {
+        final Forked<Integer> reader = mode.fork("reader", () -> client.read(ByteBuffer.allocate(1)));
+        Await.awaitBlockedIn(reader.thread(), client, "read");
+        peer.write(ByteBuffer.allocate(1));
+        assertEquals(1, reader.join(Await.DEFAULT_TIMEOUT));
+        return client.statistics().orElseThrow();
     }
 }

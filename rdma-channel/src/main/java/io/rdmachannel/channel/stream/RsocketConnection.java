@@ -16,6 +16,7 @@ import java.nio.ByteOrder;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -73,6 +74,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private volatile boolean armed;
     private volatile boolean abandoned;
     private final AtomicInteger directWaiters = new AtomicInteger();
+    // armings and wake-ups of the readiness observer: from readers, writers and selectors at once, so atomic
+    private final AtomicLong readinessArms = new AtomicLong();
+    private final AtomicLong readinessWakeups = new AtomicLong();
     // statistics of the waits, one writer each: the reader's and the writer's thread (a channel admits one of each)
     private long readSpinsCaught;
     private long writeSpinsCaught;
@@ -245,6 +249,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     @Override
     public void arm() {
+        readinessArms.incrementAndGet();
         armed = true;
         final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
         final CompletionQueue sendQueue = resources.sendCompletionQueue;
@@ -286,6 +291,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             armed = false;
             final ReadinessObserver current = observer;
             if (current != null) {
+                readinessWakeups.incrementAndGet();
                 current.onReadiness();
             }
         }
@@ -719,7 +725,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         send.lock();
         try {
             return send.statistics(receive.bytesReceived(), receive.messagesReceived(), receive.completionErrors(),
-                readSpinsCaught + writeSpinsCaught, readDirectWaits + writeDirectWaits);
+                readSpinsCaught + writeSpinsCaught, readDirectWaits + writeDirectWaits, readinessArms.get(),
+                readinessWakeups.get());
         } finally {
             send.unlock();
             receive.unlock();

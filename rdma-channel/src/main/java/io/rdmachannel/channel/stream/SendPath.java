@@ -715,10 +715,10 @@ final class SendPath {
      * This side's part of the statistics, the receiver's and the waits added by the caller, which holds the lock.
      */
     ConnectionStatistics statistics(final long bytesReceived, final long messagesReceived, final long receiveErrors,
-        final long spinsCaught, final long directWaits) {
+        final long spinsCaught, final long directWaits, final long readinessArms, final long readinessWakeups) {
         return new ConnectionStatistics(bytesSent, messagesSent, zeroCopyBytes, directBytes, bytesReceived,
             messagesReceived, creditStalls, bufferStalls, spinsCaught, directWaits, control.keepAlivesSent(),
-            completionErrors + receiveErrors);
+            completionErrors + receiveErrors, readinessArms, readinessWakeups);
     }
 
     /**

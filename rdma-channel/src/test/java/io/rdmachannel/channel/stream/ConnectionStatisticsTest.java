@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,9 @@ class ConnectionStatisticsTest {
     @Test
     void shouldCountTheBytesAndMessagesOfEachDirection() throws IOException {
         final ConnectionStatistics before = client.statistics();
-        assertEquals(new ConnectionStatistics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), before);
+        // connecting may have armed the connection (and been woken) already
+        assertEquals(new ConnectionStatistics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, before.readinessArms(),
+            before.readinessWakeups()), before);
         for (int i = 0; i < 10; i++) {
             BlockingStream.writeFully(client, ByteBuffer.allocate(1000), clientWaker);
         }
@@ -110,6 +113,21 @@ class ConnectionStatisticsTest {
         assumeTrue(client.supportsDirectWait(), "the device has no direct waits");
         client.awaitDirect(StreamReadiness.READ, TimeUnit.MILLISECONDS.toNanos(1), () -> true);
         assertEquals(1, client.statistics().directWaits(), client::describe);
+    }
+
+    @Test
+    void shouldCountArmingsAndTheWakeupsTheyBring() throws IOException {
+        final ConnectionStatistics unarmed = client.statistics();
+        client.arm();
+        assertEquals(unarmed.readinessArms() + 1, client.statistics().readinessArms(), client::describe);
+        assertEquals(unarmed.readinessWakeups(), client.statistics().readinessWakeups(), client::describe);
+        BlockingStream.writeFully(server, ByteBuffer.allocate(1), serverWaker);
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (client.statistics().readinessWakeups() == unarmed.readinessWakeups() && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        assertEquals(unarmed.readinessWakeups() + 1, client.statistics().readinessWakeups(), client::describe);
+        readFully(client, 1);
     }
 
     private ByteBuffer readFully(final StreamConnection connection, final long length) throws IOException {
