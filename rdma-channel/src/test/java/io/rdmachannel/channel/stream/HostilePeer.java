@@ -317,12 +317,26 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
 
     /**
      * Post an RDMA WRITE WITH IMMEDIATE of {@code payload} (at most 1 MiB) to any address and key, and wait for its
-     * completion, whatever its status.
+     * completion, whatever its status; in message mode an RDMA WRITE of the payload (if any) and, if that succeeded,
+     * a 4-byte SEND of the message in native order (the engine's own, on one host).
      *
-     * @return the status of our WRITE.
+     * @return the status of our WRITE, or of the first of the two that failed.
      */
     CompletionStatus tryWrite(final int immediate, final long address, final int key, final byte[] payload) {
         MemorySegment.copy(payload, 0, stage.segment(), ValueLayout.JAVA_BYTE, 0, payload.length);
+        if (messageMode) {
+            if (payload.length > 0) {
+                send.reset().id(SEND_ID).opcode(WorkRequestOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .remote(address, key).sge(0, stage.address(), payload.length, stage.localKey());
+                final CompletionStatus written = postAndReport();
+                if (written != CompletionStatus.SUCCESS) {
+                    return written;
+                }
+            }
+            final byte[] word = new byte[MessageSendDescriptor.LENGTH];
+            MessageSendDescriptor.message(new UnsafeBuffer(word), 0, immediate, ByteOrder.nativeOrder());
+            return trySendBytes(word);
+        }
         send.reset().id(SEND_ID).opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED)
             .immediate(immediate).remote(address, key);
         if (payload.length > 0) {

@@ -20,22 +20,36 @@ import org.junit.jupiter.api.AfterAll;
  * inside the regions the engine registered. Runs its corpus in every build; {@code ./rdmachannel fuzz} fuzzes it.
  */
 class PeerMessageFuzzTest {
+    // the engine's transport and the peer's connection manager, opened once per test class (JUnit runs the classes
+    // one after the other; each closes what it opened)
     private static StreamTransport transport;
     private static ConnectionManager cm;
 
-    private static synchronized void open() throws IOException {
-        if (transport == null) {
-            transport = StreamTransports.open(RdmaProviders.byName("shm"));
-            cm = RdmaProviders.byName("shm").openConnectionManager(null);
+    StreamTransport openTransport() throws IOException {
+        return StreamTransports.open(RdmaProviders.byName("shm"));
+    }
+
+    ConnectionManager openConnectionManager() throws IOException {
+        return RdmaProviders.byName("shm").openConnectionManager(null);
+    }
+
+    private void open() throws IOException {
+        synchronized (PeerMessageFuzzTest.class) {
+            if (transport == null) {
+                transport = openTransport();
+                cm = openConnectionManager();
+            }
         }
     }
 
     @AfterAll
-    static synchronized void close() {
-        if (transport != null) {
-            cm.close();
-            StreamTransports.close(transport);
-            transport = null;
+    static void close() {
+        synchronized (PeerMessageFuzzTest.class) {
+            if (transport != null) {
+                cm.close();
+                StreamTransports.close(transport);
+                transport = null;
+            }
         }
     }
 
@@ -105,7 +119,8 @@ class PeerMessageFuzzTest {
                     write(immediate, advertised.targetSglAddress() + (long) index * SgeDescriptor.LENGTH,
                         advertised.targetSglKey(), data.consumeBytes(SgeDescriptor.LENGTH));
                 }
-                case 3 -> peerCut = peer.trySendBytes(data.consumeBytes(8)) != CompletionStatus.SUCCESS;
+                case 3 -> peerCut = peer.trySendBytes(data.consumeBytes(data.consumeInt(0, 8)))
+                    != CompletionStatus.SUCCESS;
                 case 4 -> write(ImmediateData.encode(ImmediateData.CTRL, data.consumeInt(0, 7)), 0, 0, new byte[0]);
                 case 5 -> read();
                 default -> write(data.consumeInt(1, 512));
