@@ -261,24 +261,10 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
      * message mode an RDMA WRITE of the payload (if any) and a SEND of the message.
      */
     void write(final int immediate, final long address, final int key, final byte[] payload) {
-        MemorySegment.copy(payload, 0, stage.segment(), ValueLayout.JAVA_BYTE, 0, payload.length);
-        if (messageMode) {
-            if (payload.length > 0) {
-                send.reset().id(SEND_ID).opcode(WorkRequestOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
-                    .remote(address, key).sge(0, stage.address(), payload.length, stage.localKey());
-                post();
-            }
-            final byte[] word = new byte[MessageSendDescriptor.LENGTH];
-            MessageSendDescriptor.message(new UnsafeBuffer(word), 0, immediate, ByteOrder.nativeOrder());
-            sendBytes(word);
-            return;
+        final CompletionStatus status = tryWrite(immediate, address, key, payload);
+        if (status != CompletionStatus.SUCCESS) {
+            throw new AssertionError("our send completed with " + status);
         }
-        send.reset().id(SEND_ID).opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED)
-            .immediate(immediate).remote(address, key);
-        if (payload.length > 0) {
-            send.sge(0, stage.address(), payload.length, stage.localKey());
-        }
-        postAndAwait();
     }
 
     /**
