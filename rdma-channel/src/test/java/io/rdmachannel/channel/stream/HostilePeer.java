@@ -257,6 +257,13 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     // ----- raw messages -----
 
     /**
+     * Whether the engine and this peer speak message mode (no immediate data): each message a 4-byte SEND.
+     */
+    boolean messageMode() {
+        return messageMode;
+    }
+
+    /**
      * Post an RDMA WRITE WITH IMMEDIATE of {@code payload} to the engine's memory and wait for its completion; in
      * message mode an RDMA WRITE of the payload (if any) and a SEND of the message.
      */

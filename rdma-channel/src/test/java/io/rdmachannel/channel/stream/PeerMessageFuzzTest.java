@@ -9,6 +9,8 @@ import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterAll;
 
 /**
@@ -119,8 +121,7 @@ class PeerMessageFuzzTest {
                     write(immediate, advertised.targetSglAddress() + (long) index * SgeDescriptor.LENGTH,
                         advertised.targetSglKey(), data.consumeBytes(SgeDescriptor.LENGTH));
                 }
-                case 3 -> peerCut = peer.trySendBytes(data.consumeBytes(data.consumeInt(0, 8)))
-                    != CompletionStatus.SUCCESS;
+                case 3 -> send(data.consumeBytes(data.consumeInt(0, 8)));
                 case 4 -> write(ImmediateData.encode(ImmediateData.CTRL, data.consumeInt(0, 7)), 0, 0, new byte[0]);
                 case 5 -> read();
                 default -> write(data.consumeInt(1, 512));
@@ -130,8 +131,26 @@ class PeerMessageFuzzTest {
         private void write(final int immediate, final long address, final int key, final byte[] payload) {
             if (peer.tryWrite(immediate, address, key, payload) != CompletionStatus.SUCCESS) {
                 peerCut = true;
-            } else if (ImmediateData.op(immediate) == ImmediateData.DATA) {
-                announced += ImmediateData.operand(immediate);
+            } else {
+                announce(immediate);
+            }
+        }
+
+        /**
+         * A SEND of any bytes. In message mode one of 4 bytes is a message like any other (the peer encodes its
+         * messages in native order), so what it announces counts.
+         */
+        private void send(final byte[] payload) {
+            if (peer.trySendBytes(payload) != CompletionStatus.SUCCESS) {
+                peerCut = true;
+            } else if (peer.messageMode() && payload.length == MessageSendDescriptor.LENGTH) {
+                announce(MessageSendDescriptor.message(new UnsafeBuffer(payload), 0, ByteOrder.nativeOrder()));
+            }
+        }
+
+        private void announce(final int message) {
+            if (ImmediateData.op(message) == ImmediateData.DATA) {
+                announced += ImmediateData.operand(message);
             }
         }
 
