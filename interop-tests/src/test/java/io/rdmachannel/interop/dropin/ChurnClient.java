@@ -9,10 +9,13 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 
+import io.rdmachannel.nio.RdmaSocketChannel;
+
 /**
- * The client side of {@link ChurnTest}, an unmodified blocking NIO program: {@code cycles} times it connects to an
- * echo server, writes {@link EchoPattern} bytes (64 B; every 50th cycle 256 KiB, which wraps the rings), reads them
- * back, checks every byte and closes. At each cycle in {@code pauses} (comma-separated) it prints
+ * The client side of {@link ChurnTest}, an unmodified blocking NIO program (but for one check that a drop-in
+ * connection did not fall back to TCP): {@code cycles} times it connects to an echo server, writes
+ * {@link EchoPattern} bytes (64 B; every 50th cycle 256 KiB, which wraps the rings), reads them back, checks every
+ * byte and closes. At each cycle in {@code pauses} (comma-separated) it prints
  * {@code PAUSED <cycle> <elapsed ms> <what it holds>} ({@link ProcessUsage}) and waits for a stdin line before it
  * goes on; at the end it prints {@code DONE <cycles> <elapsed ms>}; on any failure {@code FAILED ...} and exits 1.
  *
@@ -57,6 +60,10 @@ public final class ChurnClient {
     private static void echoOnce(final InetSocketAddress server, final ByteBuffer out, final ByteBuffer in,
         final int size) throws IOException {
         try (SocketChannel channel = SocketChannel.open(server)) {
+            if (channel instanceof RdmaSocketChannel rdma && rdma.statistics().isEmpty()) {
+                // the drop-in fell back to TCP: the churn would no longer measure RDMA connections
+                throw new IOException("the connection to " + server + " fell back to TCP");
+            }
             EchoPattern.fill(out.clear().limit(size), 0);
             in.clear();
             // a chunk at a time, each echoed in full before the next: neither side ever waits on a full ring

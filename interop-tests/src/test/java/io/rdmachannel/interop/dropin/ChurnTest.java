@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Connection churn between two JVMs with rdmachannel installed JVM-wide on shm: an unmodified selector echo server
+ * Connection churn between two JVMs with rdmachannel installed JVM-wide (on shm by default): an unmodified selector
+ * echo server
  * ({@link NioEchoServer}) and an unmodified blocking client ({@link ChurnClient}) that connects, echoes 64 B (every
  * 50th cycle 256 KiB), checks every byte and closes, {@code rdmachannel.test.churnCycles} times (default 3,000;
  * {@code 100000} for the full proof). Both processes report what they hold (descriptors, threads, mappings of the shm
@@ -25,6 +26,9 @@ import org.junit.jupiter.api.Timeout;
  * and the end of the run, with the client paused, and the files in the shm folder are counted then: nothing may grow
  * past a few connections' worth, and no cycle may fail. {@code -Drdmachannel.test.churnTransport=tcp} runs the same
  * programs without rdmachannel, on the JDK's TCP, for the rate to compare with.
+ * {@code -Drdmachannel.test.churnProvider=native -Drdmachannel.test.churnAddress=192.0.2.1} runs it on the native
+ * provider over rdma_cm (the soft-RoCE guest's stage); there is no shm folder to count, and the queue pairs,
+ * completion queues and memory regions each process holds are what shows a leak of verbs objects.
  */
 @Timeout(value = 60, unit = TimeUnit.MINUTES)
 class ChurnTest {
@@ -32,22 +36,30 @@ class ChurnTest {
     private static final int WARM_UP = Math.min(1_000, CYCLES / 10);
     /** {@code false} runs the same programs on the JDK's own TCP channels, for the rate to compare with. */
     private static final boolean DROP_IN = !"tcp".equals(System.getProperty("rdmachannel.test.churnTransport"));
+    /** The verbs provider of both processes: {@code shm}, or {@code native} on a machine with an RDMA device. */
+    private static final String PROVIDER = System.getProperty("rdmachannel.test.churnProvider", "shm");
+    /** The address the server listens on: the loopback on shm, an address of the RDMA device's interface on native. */
+    private static final String ADDRESS = System.getProperty("rdmachannel.test.churnAddress", "127.0.0.1");
+    private static final boolean SHM = "shm".equals(PROVIDER);
     /** Files of a few pooled queue pairs and rings, and the sockets of both devices. */
     private static final int FILE_SLACK = 16;
 
     @Test
     void shouldChurnConnectionsBetweenTwoProcessesWithoutGrowth() throws Exception {
-        final Path folder = Files.createTempDirectory(Path.of(Files.isWritable(Path.of("/dev/shm")) ? "/dev/shm"
-            : "/tmp"), "rdc-churn");
-        final List<String> properties = List.of("rdmachannel.provider=shm",
-            ShmConfiguration.DIRECTORY_PROP_NAME + "=" + folder, "org.slf4j.simpleLogger.log.io.rdmachannel=info");
+        final Path folder = SHM ? Files.createTempDirectory(Path.of(Files.isWritable(Path.of("/dev/shm"))
+            ? "/dev/shm" : "/tmp"), "rdc-churn") : null;
+        final List<String> properties = new ArrayList<>(List.of("rdmachannel.provider=" + PROVIDER,
+            "org.slf4j.simpleLogger.log.io.rdmachannel=info"));
+        if (SHM) {
+            properties.add(ShmConfiguration.DIRECTORY_PROP_NAME + "=" + folder);
+        }
         final List<String> jvmOptions = List.of("-XX:NativeMemoryTracking=summary");
         final List<Integer> pauses = List.of(WARM_UP, CYCLES / 4, CYCLES / 2, CYCLES * 3 / 4, CYCLES - 1);
         final List<String> report = new ArrayList<>();
-        try (ChildJvm server = ChildJvm.start(NioEchoServer.class, DROP_IN, properties, jvmOptions, "127.0.0.1",
+        try (ChildJvm server = ChildJvm.start(NioEchoServer.class, DROP_IN, properties, jvmOptions, ADDRESS,
             "selector", "quiet")) {
-            final String port = server.expect("LISTENING ", 60).split(" ")[1];
-            try (ChildJvm client = ChildJvm.start(ChurnClient.class, DROP_IN, properties, jvmOptions, "127.0.0.1",
+            final String port = server.expect("LISTENING ", 120).split(" ")[1];
+            try (ChildJvm client = ChildJvm.start(ChurnClient.class, DROP_IN, properties, jvmOptions, ADDRESS,
                 port, Integer.toString(CYCLES), String.join(",", pauses.stream().map(String::valueOf).toList()))) {
                 ProcessUsage clientBase = null;
                 ProcessUsage serverBase = null;
@@ -60,8 +72,8 @@ class ChurnTest {
                     server.send("USAGE");
                     final ProcessUsage serverNow = ProcessUsage.parse(server.expect("USAGE ", 30));
                     final long files = countFiles(folder);
-                    report.add(String.format("cycle %6d: client %s%n              server %s, shm files %d", pause,
-                        clientNow, serverNow, files));
+                    report.add(String.format("cycle %6d: client %s%n              server %s%s", pause, clientNow,
+                        serverNow, SHM ? ", shm files " + files : ""));
                     if (clientBase == null) {
                         clientBase = clientNow;
                         serverBase = serverNow;
@@ -79,19 +91,24 @@ class ChurnTest {
                 assertEquals(0, client.awaitExit(60), client::describe);
                 final long millis = Long.parseLong(done[2]) - warmMillis;
                 System.out.printf("%d connect/echo/close cycles between two JVMs on %s, %.0f cycles/s after the "
-                    + "warm-up%n%s%n", CYCLES, DROP_IN ? "shm" : "JDK TCP",
+                    + "warm-up%n%s%n", CYCLES, DROP_IN ? PROVIDER : "JDK TCP",
                     (CYCLES - WARM_UP) * 1000.0 / Math.max(1, millis),
                     String.join("\n", report));
                 assertTrue(!server.describe().contains("CONNECTION FAILED"), server::describe);
             }
         } finally {
-            try (Stream<Path> paths = Files.walk(folder)) {
-                paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            if (folder != null) {
+                try (Stream<Path> paths = Files.walk(folder)) {
+                    paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+                }
             }
         }
     }
 
     private static long countFiles(final Path folder) throws IOException {
+        if (folder == null) {
+            return 0;
+        }
         try (Stream<Path> paths = Files.walk(folder)) {
             return paths.filter(Files::isRegularFile).count();
         }
