@@ -27,7 +27,8 @@ package io.rdmachannel.channel;
  *                          channel's relay): by a thread about to park there (virtual threads; platform threads where
  *                          the device offers no direct wait) or by a selector about to wait with the channel
  *                          registered. Unlike the other counters, these two are shared by the waiting threads
- *                          (one atomic increment per arming and per wake-up, never per message sent).
+ *                          and selectors: one atomic increment per arming and per wake-up, each next to a wait
+ *                          that costs far more.
  * @param readinessWakeups  events reported to an armed observer: each wakes the threads parked on the channel's
  *                          relay, or its selector (at most one per arming).
  */
