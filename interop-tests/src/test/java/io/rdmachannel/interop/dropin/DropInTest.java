@@ -31,6 +31,7 @@ class DropInTest {
     private static final String RDMA_PATH = "path=rdma:" + System.getProperty("rdmachannel.provider", "shm");
     private static final String[] SIZES = {"1", "64", "4096", "65536", "1048576"};
     private static final long SECONDS = 60;
+    private static final long NETTY_SECONDS = 240;
 
     private final List<ChildJvm> children = new ArrayList<>();
 
@@ -65,8 +66,16 @@ class DropInTest {
      */
     private ChildJvm runClient(final Class<?> main, final boolean dropIn, final List<String> properties,
         final String... args) throws Exception {
+        return runClient(SECONDS, main, dropIn, properties, args);
+    }
+
+    /**
+     * Run a client program to its end within {@code seconds}; it must print {@code OK} and exit 0.
+     */
+    private ChildJvm runClient(final long seconds, final Class<?> main, final boolean dropIn,
+        final List<String> properties, final String... args) throws Exception {
         final ChildJvm client = start(main, dropIn, properties, args);
-        client.expect("OK", SECONDS);
+        client.expect("OK", seconds);
         assertEquals(0, client.awaitExit(SECONDS), client::describe);
         return client;
     }
@@ -169,7 +178,10 @@ class DropInTest {
         final ChildJvm server = start(NettyEchoServer.class, true, List.of(), ADDRESS);
         final String port = server.expect("LISTENING ", SECONDS).split(" ")[1];
 
-        final ChildJvm client = runClient(NettyEchoClient.class, true, List.of(), ADDRESS, port, "4", "1048576");
+        // 4 MiB echoed through Netty's pipeline took 30 to 60 s in the emulated guest (the JVM's start included):
+        // the client and the wait for it get 240 s, so that only a stall fails the test there
+        final ChildJvm client = runClient(NETTY_SECONDS, NettyEchoClient.class, true, List.of(), ADDRESS, port, "4",
+            "1048576", Long.toString(NETTY_SECONDS));
 
         assertEquals(4, client.errors().lines().filter(line -> line.contains("over rdma:")).count(),
             "four client connections over RDMA:\n" + client.describe());

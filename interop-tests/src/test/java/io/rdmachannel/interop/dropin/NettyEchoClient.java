@@ -24,7 +24,7 @@ import io.netty.channel.socket.nio.NioSocketChannel;
  * {@code bytes} of the echo pattern and checking every byte that comes back. Prints {@code OK <bytes>}, or
  * {@code FAILED <exception>} and exits 1.
  *
- * <p>Arguments: {@code address port connections bytes}.
+ * <p>Arguments: {@code address port connections bytes [seconds]}: how long all echoes may take (default 60).
  */
 public final class NettyEchoClient {
     private NettyEchoClient() {
@@ -37,6 +37,7 @@ public final class NettyEchoClient {
                 Integer.parseInt(args[1]));
             final int connections = Integer.parseInt(args[2]);
             final int bytes = Integer.parseInt(args[3]);
+            final long seconds = args.length > 4 ? Long.parseLong(args[4]) : 60;
             final CompletableFuture<?>[] done = new CompletableFuture<?>[connections];
             for (int i = 0; i < connections; i++) {
                 final Checker checker = new Checker(bytes);
@@ -53,7 +54,7 @@ public final class NettyEchoClient {
                 EchoPattern.fill(payload, 0);
                 channel.writeAndFlush(Unpooled.wrappedBuffer(payload));
             }
-            CompletableFuture.allOf(done).get(60, TimeUnit.SECONDS);
+            CompletableFuture.allOf(done).get(seconds, TimeUnit.SECONDS);
             System.out.println("OK " + (long) connections * bytes);
         } catch (final Exception ex) {
             System.out.println("FAILED " + ex);
