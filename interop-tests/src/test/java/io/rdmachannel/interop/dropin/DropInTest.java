@@ -174,6 +174,7 @@ class DropInTest {
     }
 
     @Test
+    @Timeout(value = 360, unit = TimeUnit.SECONDS)
     void shouldRunNettysNioTransportOverRdma() throws Exception {
         final ChildJvm server = start(NettyEchoServer.class, true, List.of(), ADDRESS);
         final String port = server.expect("LISTENING ", SECONDS).split(" ")[1];
