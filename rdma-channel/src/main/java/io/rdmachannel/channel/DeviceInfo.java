@@ -1,5 +1,6 @@
 package io.rdmachannel.channel;
 
+import io.rdmachannel.channel.spi.DeviceEvents;
 import io.rdmachannel.channel.spi.DeviceResources;
 
 /**
@@ -11,7 +12,8 @@ import io.rdmachannel.channel.spi.DeviceResources;
  * @param zeroCopyRegistrations the registered buffers ({@link RegisteredBuffers}) registered with it for zero-copy
  *                              transfers.
  * @param resources             the verbs objects open on it (the stream's and any others made through the device).
+ * @param events                what the device reported outside completions: port changes and error events.
  */
 public record DeviceInfo(String provider, String name, int connections, int zeroCopyRegistrations,
-    DeviceResources resources) {
+    DeviceResources resources, DeviceEvents events) {
 }

@@ -113,6 +113,16 @@ public interface QueuePair extends AutoCloseable {
     void postReceive(ReceiveWorkRequest request);
 
     /**
+     * What the device reported about this queue pair outside its completions: an error event of the queue pair, of
+     * a queue it uses or of the whole device, which moved it to {@link QueuePairState#ERROR}.
+     *
+     * @return a description such as {@code "local catastrophic error (IBV_EVENT_QP_FATAL)"}, or {@code null}.
+     */
+    default String deviceError() {
+        return null;
+    }
+
+    /**
      * Destroy the queue pair. Outstanding requests are discarded without completions; the remote queue pair sees
      * the connection end.
      */

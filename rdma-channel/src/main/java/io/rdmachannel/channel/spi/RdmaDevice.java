@@ -75,6 +75,15 @@ public interface RdmaDevice extends AutoCloseable {
     DeviceResources resources();
 
     /**
+     * What the device reported outside completions since it was opened: port changes and error events.
+     *
+     * @return the counts; {@link DeviceEvents#NONE} for a device that reports no events.
+     */
+    default DeviceEvents events() {
+        return DeviceEvents.NONE;
+    }
+
+    /**
      * Close the device. Objects created from it must be closed first.
      *
      * @throws IllegalStateException if objects created from it are still open.

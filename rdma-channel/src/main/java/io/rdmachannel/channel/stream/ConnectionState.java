@@ -114,7 +114,9 @@ final class ConnectionState {
     void failIfConnected(final String what, final QueuePair queuePair) {
         if (connected && !peerDisconnected && !closing && error == null) {
             final SocketException reset = new SocketException("Connection reset");
-            reset.addSuppressed(new IOException(what + " on queue pair " + queuePair.number()));
+            final String deviceError = queuePair.deviceError();
+            reset.addSuppressed(new IOException(what + " on queue pair " + queuePair.number()
+                + (deviceError == null ? "" : ", after the device reported " + deviceError)));
             setError(reset);
         }
     }

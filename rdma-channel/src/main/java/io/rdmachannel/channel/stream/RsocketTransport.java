@@ -150,7 +150,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         for (int i = 0; i < current.length; i++) {
             final RdmaDevice device = current[i].device();
             devices[i] = new DeviceInfo(provider.name(), device.name(), current[i].connectionCount(),
-                current[i].registeredBufferCount(), device.resources());
+                current[i].registeredBufferCount(), device.resources(), device.events());
         }
         return devices;
     }
