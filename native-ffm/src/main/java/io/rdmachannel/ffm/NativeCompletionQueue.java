@@ -4,7 +4,10 @@ import static io.rdmachannel.ffm.layout.IbvResourceLayouts.COMP_CHANNEL_FD;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.COMP_CHANNEL_SIZE;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.CQ_CQE;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.CQ_SIZE;
+import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_OPCODE;
+import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_QP_NUM;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_SIZE;
+import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_STATUS;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -37,6 +40,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * under the event lock) acknowledges them and delivers what the queue was armed for: the source's token (handed
  * to the source, or {@linkplain NativeReadinessSource#forward forwarded} to it by a waiting thread) and a wake-up
  * of every waiting thread (the waiter sequence is bumped, then their eventfds are written).
+ *
+ * <p>A queue pair the device failed by an async event {@linkplain #injectFailure injects} a failed receive completion
+ * (status {@code IBV_WC_FATAL_ERR}, its QP number, work request id 0): {@link #poll} hands it out after what the
+ * device delivered, and the injection wakes whoever the queue was armed for, as a device event would.
  */
 final class NativeCompletionQueue implements CompletionQueue {
     static final int BATCH = 16;
@@ -64,6 +71,10 @@ final class NativeCompletionQueue implements CompletionQueue {
     private final AtomicBoolean watched = new AtomicBoolean();
     private final AtomicInteger waiterSequence = new AtomicInteger();
     private final Object waitersLock = new Object();
+    private final Object injectedLock = new Object();
+    private int[] injected = new int[1];
+    private int injectedCount;
+    private volatile boolean injectedPending;
     private WaitingThread[] waiters = new WaitingThread[2];
     private int waiterCount;
     private int attached;
@@ -176,10 +187,55 @@ final class NativeCompletionQueue implements CompletionQueue {
                     break;
                 }
             }
-            return count;
+            return injectedPending && count < limit ? pollInjected(handler, count, limit) : count;
         } finally {
             pollLock.unlock();
         }
+    }
+
+    /** Hand out injected failures, in the poll array's first entry, while the limit allows. */
+    private int pollInjected(CompletionHandler handler, int count, int limit) {
+        while (count < limit) {
+            int queuePairNumber;
+            synchronized (injectedLock) {
+                if (injectedCount == 0) {
+                    injectedPending = false;
+                    return count;
+                }
+                queuePairNumber = injected[0];
+                System.arraycopy(injected, 1, injected, 0, --injectedCount);
+            }
+            completions.asSlice(0, WC_SIZE).fill((byte) 0);
+            completions.set(JAVA_INT, WC_STATUS, VerbsConstants.IBV_WC_FATAL_ERR);
+            completions.set(JAVA_INT, WC_OPCODE, VerbsConstants.IBV_WC_RECV);
+            completions.set(JAVA_INT, WC_QP_NUM, queuePairNumber);
+            completion.wrap(0);
+            handler.onCompletion(completion);
+            count++;
+        }
+        return count;
+    }
+
+    /**
+     * A queue pair using this queue failed outside its completions (an async event): queue a failed receive
+     * completion for it and wake whoever the queue is armed for, as a completion event would.
+     */
+    void injectFailure(int queuePairNumber) {
+        synchronized (injectedLock) {
+            if (injectedCount == injected.length) {
+                injected = Arrays.copyOf(injected, injectedCount * 2);
+            }
+            injected[injectedCount++] = queuePairNumber;
+            injectedPending = true;
+        }
+        if (source == null) {
+            return;
+        }
+        int fired = armed.getAndSet(0);
+        if ((fired & ARMED_READINESS) != 0) {
+            source.forward(token);
+        }
+        wakeWaiters(null);
     }
 
     @Override

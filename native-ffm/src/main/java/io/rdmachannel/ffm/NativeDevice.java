@@ -16,6 +16,7 @@ import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_GID_TBL_LEN;
 import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_LINK_LAYER;
 import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_MAX_MSG_SZ;
 import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_SIZE;
+import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_STATE;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_DEVICE;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_SIZE;
 import static io.rdmachannel.ffm.layout.IbvQpLayouts.GID_SIZE;
@@ -27,6 +28,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.DeviceAttributes;
 import io.rdmachannel.channel.spi.DeviceCapability;
+import io.rdmachannel.channel.spi.DeviceEvents;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
@@ -44,8 +46,11 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An opened {@code ibv_context}. Attributes come from {@code ibv_query_device} and {@code ibv_query_port} of port 1.
@@ -58,6 +63,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>The source GID of a queue pair is chosen when it moves to READY_TO_RECEIVE ({@link #sourceGidIndex}): on RoCE,
  * the RoCE v2 entry of the same kind as the remote GID (IPv4-mapped, IPv6 link-local or IPv6 global), read from the
  * kernel's {@code gid_attrs/types} in sysfs; on InfiniBand, index 0.
+ *
+ * <p>Asynchronous events ({@link NativeAsyncEvents} reads them for every open device) are counted in
+ * {@link #events()}. A port event re-reads the port's state; a port going down fails nothing (the queue pairs retry
+ * and resume when it comes back in time). An error event of a queue pair, of a completion queue or shared receive
+ * queue, or a fatal device event {@linkplain NativeQueuePair#failFromDevice fails} each queue pair concerned: moved
+ * to ERROR, with a failed receive completion delivered to its owner even if the device delivers none.
  */
 final class NativeDevice implements RdmaDevice {
     static final int PORT = 1;
@@ -76,6 +87,17 @@ final class NativeDevice implements RdmaDevice {
     private final boolean ownsContext;
     private final AtomicInteger openChildren = new AtomicInteger();
     private final ResourceCounter resources = new ResourceCounter();
+    /** The open queue pairs by their {@code ibv_qp} address, which is how an async event names one. */
+    private final Map<Long, NativeQueuePair> queuePairs = new ConcurrentHashMap<>();
+    private final AtomicLong portDownEvents = new AtomicLong();
+    private final AtomicLong portUpEvents = new AtomicLong();
+    private final AtomicLong queuePairErrorEvents = new AtomicLong();
+    private final AtomicLong completionQueueErrorEvents = new AtomicLong();
+    private final AtomicLong sharedReceiveQueueErrorEvents = new AtomicLong();
+    private final AtomicLong deviceFatalEvents = new AtomicLong();
+    private final AtomicLong otherEvents = new AtomicLong();
+    private final AtomicLong queuePairsFailed = new AtomicLong();
+    private volatile int portState;
     private volatile boolean closed;
 
     private NativeDevice(NativeProvider provider, String name, MemorySegment context, MemorySegment deviceAttr,
@@ -86,6 +108,7 @@ final class NativeDevice implements RdmaDevice {
         this.transport = transport;
         this.ownsContext = ownsContext;
         this.linkLayer = portAttr.get(JAVA_BYTE, PORT_ATTR_LINK_LAYER);
+        this.portState = portAttr.get(JAVA_INT, PORT_ATTR_STATE);
         this.gidTableLength = portAttr.get(JAVA_INT, PORT_ATTR_GID_TBL_LEN);
         this.maxSharedReceiveQueueSge = deviceAttr.get(JAVA_INT, DEVICE_ATTR_MAX_SRQ_SGE);
         this.critical = CriticalPolicy.allowsCritical(name);
@@ -150,8 +173,10 @@ final class NativeDevice implements RdmaDevice {
             IbvInline.queryPort(context, PORT, portAttr);
             int transport = device.reinterpret(IBV_DEVICE.size()).get(JAVA_INT, DEVICE_TRANSPORT_TYPE);
             int maxInline = InlineProbe.maxInlineData(context);
-            return new NativeDevice(provider, name, context, deviceAttr, portAttr, transport, maxInline,
-                ownsContext);
+            NativeDevice opened = new NativeDevice(provider, name, context, deviceAttr, portAttr, transport,
+                maxInline, ownsContext);
+            NativeAsyncEvents.shared().watch(opened);
+            return opened;
         }
     }
 
@@ -301,6 +326,133 @@ final class NativeDevice implements RdmaDevice {
         return queue;
     }
 
+    /** A queue pair was created on this device: async events may name it from now on. */
+    void track(NativeQueuePair queuePair) {
+        queuePairs.put(queuePair.address(), queuePair);
+    }
+
+    /** A queue pair is being destroyed: events naming it are ignored from now on. */
+    void forget(NativeQueuePair queuePair) {
+        queuePairs.remove(queuePair.address(), queuePair);
+    }
+
+    /**
+     * Handle an asynchronous event of this device's context; {@link NativeAsyncEvents} calls it, and acknowledges the
+     * event afterwards.
+     *
+     * @param type the {@code enum ibv_event_type}.
+     * @param element the {@code element} union as a pointer: the queue pair, completion queue or shared receive
+     *     queue the event is about.
+     * @param portNumber the same union as {@code port_num}, for port events.
+     */
+    void onAsyncEvent(int type, long element, int portNumber) {
+        String what = IbvCalls.eventTypeStr(type) + " (" + eventName(type) + ")";
+        if (type == VerbsConstants.IBV_EVENT_PORT_ERR || type == VerbsConstants.IBV_EVENT_PORT_ACTIVE) {
+            (type == VerbsConstants.IBV_EVENT_PORT_ERR ? portDownEvents : portUpEvents).incrementAndGet();
+            refreshPortState(portNumber);
+            if (type == VerbsConstants.IBV_EVENT_PORT_ERR) {
+                NativeAsyncEvents.LOG.warn("{} port {}: {}; its connections retry until it comes back", name,
+                    portNumber, what);
+            } else {
+                NativeAsyncEvents.LOG.info("{} port {}: {}", name, portNumber, what);
+            }
+            return;
+        }
+        int failed = 0;
+        if (type == VerbsConstants.IBV_EVENT_QP_FATAL || type == VerbsConstants.IBV_EVENT_QP_REQ_ERR
+            || type == VerbsConstants.IBV_EVENT_QP_ACCESS_ERR) {
+            queuePairErrorEvents.incrementAndGet();
+            NativeQueuePair queuePair = queuePairs.get(element);
+            if (queuePair != null && queuePair.failFromDevice(what)) {
+                failed++;
+            }
+        } else if (type == VerbsConstants.IBV_EVENT_CQ_ERR) {
+            completionQueueErrorEvents.incrementAndGet();
+            failed = failEach(queuePair -> queuePair.usesCompletionQueue(element), what);
+        } else if (type == VerbsConstants.IBV_EVENT_SRQ_ERR) {
+            sharedReceiveQueueErrorEvents.incrementAndGet();
+            failed = failEach(queuePair -> queuePair.usesSharedReceiveQueue(element), what);
+        } else if (type == VerbsConstants.IBV_EVENT_DEVICE_FATAL) {
+            deviceFatalEvents.incrementAndGet();
+            failed = failEach(queuePair -> true, what);
+        } else {
+            otherEvents.incrementAndGet();
+            NativeAsyncEvents.LOG.debug("{}: {} on 0x{}", name, what, Long.toHexString(element));
+            return;
+        }
+        queuePairsFailed.addAndGet(failed);
+        NativeAsyncEvents.LOG.warn("{}: {} on 0x{}: {} queue pairs failed", name, what, Long.toHexString(element),
+            failed);
+    }
+
+    private int failEach(java.util.function.Predicate<NativeQueuePair> concerned, String what) {
+        int failed = 0;
+        for (NativeQueuePair queuePair : queuePairs.values()) {
+            if (concerned.test(queuePair) && queuePair.failFromDevice(what)) {
+                failed++;
+            }
+        }
+        return failed;
+    }
+
+    private void refreshPortState(int portNumber) {
+        if (portNumber != PORT) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment portAttr = arena.allocate(PORT_ATTR_SIZE, 8);
+            IbvInline.queryPort(context, PORT, portAttr);
+            portState = portAttr.get(JAVA_INT, PORT_ATTR_STATE);
+        } catch (NativeCallException e) {
+            NativeAsyncEvents.LOG.debug("cannot query port {} of {}", portNumber, name, e);
+        }
+    }
+
+    private static String eventName(int type) {
+        return switch (type) {
+            case 0 -> "IBV_EVENT_CQ_ERR";
+            case 1 -> "IBV_EVENT_QP_FATAL";
+            case 2 -> "IBV_EVENT_QP_REQ_ERR";
+            case 3 -> "IBV_EVENT_QP_ACCESS_ERR";
+            case 4 -> "IBV_EVENT_COMM_EST";
+            case 5 -> "IBV_EVENT_SQ_DRAINED";
+            case 6 -> "IBV_EVENT_PATH_MIG";
+            case 7 -> "IBV_EVENT_PATH_MIG_ERR";
+            case 8 -> "IBV_EVENT_DEVICE_FATAL";
+            case 9 -> "IBV_EVENT_PORT_ACTIVE";
+            case 10 -> "IBV_EVENT_PORT_ERR";
+            case 11 -> "IBV_EVENT_LID_CHANGE";
+            case 12 -> "IBV_EVENT_PKEY_CHANGE";
+            case 13 -> "IBV_EVENT_SM_CHANGE";
+            case 14 -> "IBV_EVENT_SRQ_ERR";
+            case 15 -> "IBV_EVENT_SRQ_LIMIT_REACHED";
+            case 16 -> "IBV_EVENT_QP_LAST_WQE_REACHED";
+            case 17 -> "IBV_EVENT_CLIENT_REREGISTER";
+            case 18 -> "IBV_EVENT_GID_CHANGE";
+            case 19 -> "IBV_EVENT_WQ_FATAL";
+            default -> "event " + type;
+        };
+    }
+
+    private static String portStateName(int state) {
+        return switch (state) {
+            case 0 -> "NOP";
+            case 1 -> "DOWN";
+            case 2 -> "INIT";
+            case 3 -> "ARMED";
+            case 4 -> "ACTIVE";
+            case 5 -> "ACTIVE_DEFER";
+            default -> "state " + state;
+        };
+    }
+
+    @Override
+    public DeviceEvents events() {
+        return new DeviceEvents(portStateName(portState), portDownEvents.get(), portUpEvents.get(),
+            queuePairErrorEvents.get(), completionQueueErrorEvents.get(), sharedReceiveQueueErrorEvents.get(),
+            deviceFatalEvents.get(), otherEvents.get(), queuePairsFailed.get());
+    }
+
     void childClosed(final ResourceCounter.Kind kind) {
         openChildren.decrementAndGet();
         resources.closed(kind);
@@ -331,6 +483,7 @@ final class NativeDevice implements RdmaDevice {
                 + " open protection domains, completion queues or readiness sources: close them first");
         }
         closed = true;
+        NativeAsyncEvents.shared().unwatch(this);
         if (!ownsContext) {
             return;
         }

@@ -92,6 +92,10 @@ final class NativeQueuePair implements QueuePair {
     private final Arena arena = Arena.ofShared();
     private volatile QueuePairState state = QueuePairState.RESET;
     private int portNumber = NativeDevice.PORT;
+    /** Orders {@link #failFromDevice} before {@link #close}: held by neither while the queue pair is destroyed. */
+    private final Object deviceEventLock = new Object();
+    private boolean closing;
+    private volatile String deviceError;
     private volatile boolean closed;
 
     private NativeQueuePair(NativeProtectionDomain domain, MemorySegment qp, MemorySegment cap,
@@ -190,6 +194,7 @@ final class NativeQueuePair implements QueuePair {
             if (srq != null) {
                 srq.attach();
             }
+            queuePair.device.track(queuePair);
             return queuePair;
         }
     }
@@ -461,8 +466,63 @@ final class NativeQueuePair implements QueuePair {
         }
     }
 
+    /** The {@code ibv_qp} address, which async events carry. */
+    long address() {
+        return qp.address();
+    }
+
+    boolean usesCompletionQueue(long cqAddress) {
+        return sendQueue.address() == cqAddress || receiveQueue.address() == cqAddress;
+    }
+
+    boolean usesSharedReceiveQueue(long srqAddress) {
+        return sharedReceiveQueue != null && sharedReceiveQueue.srq().address() == srqAddress;
+    }
+
     @Override
-    public synchronized void close() {
+    public String deviceError() {
+        return deviceError;
+    }
+
+    /**
+     * The device reported an error of this queue pair, of a queue it uses or of itself: remember what, move the queue
+     * pair to ERROR (which flushes its work requests where the device still works) and hand its owner a failed
+     * receive completion through the receive completion queue, waking whoever waits on it, in case the device
+     * delivers none. Called on the async event thread; does nothing once closing began, since the destroy waits
+     * for that thread to acknowledge the event.
+     *
+     * @param what the event, for the connection's error.
+     * @return whether it failed the queue pair (false if it was closing or had failed already).
+     */
+    boolean failFromDevice(String what) {
+        synchronized (deviceEventLock) {
+            if (closing || deviceError != null) {
+                return false;
+            }
+            deviceError = what;
+            try (Arena temporary = Arena.ofConfined()) {
+                MemorySegment attr = temporary.allocate(IBV_QP_ATTR.layout());
+                attr.set(JAVA_INT, QP_ATTR_QP_STATE, QueuePairState.ERROR.code());
+                IbvCalls.modifyQp(qp, attr, VerbsConstants.IBV_QP_STATE);
+                state = QueuePairState.ERROR;
+            } catch (NativeCallException e) {
+                NativeAsyncEvents.LOG.debug("cannot move queue pair {} to ERROR after {}", number, what, e);
+            }
+            receiveQueue.injectFailure(number);
+            return true;
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (deviceEventLock) {
+            closing = true;
+        }
+        device.forget(this);
+        destroy();
+    }
+
+    private synchronized void destroy() {
         if (closed) {
             return;
         }
@@ -485,6 +545,7 @@ final class NativeQueuePair implements QueuePair {
     public String toString() {
         return "NativeQueuePair{number=" + number + ", state=" + state + ", maxSend=" + maxSendWorkRequests
             + ", maxReceive=" + maxReceiveWorkRequests + ", maxInline=" + maxInlineData + ", critical="
-            + ops.critical() + ", closed=" + closed + '}';
+            + ops.critical() + (deviceError == null ? "" : ", deviceError=" + deviceError) + ", closed=" + closed
+            + '}';
     }
 }

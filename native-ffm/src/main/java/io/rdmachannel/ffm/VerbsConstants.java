@@ -36,6 +36,17 @@ final class VerbsConstants {
     static final int IBV_LINK_LAYER_INFINIBAND = C.value("IBV_LINK_LAYER_INFINIBAND", 1);
     static final int IBV_LINK_LAYER_ETHERNET = C.value("IBV_LINK_LAYER_ETHERNET", 2);
     static final int IBV_WC_WITH_IMM = C.value("IBV_WC_WITH_IMM", 1 << 1);
+    static final int IBV_WC_FATAL_ERR = C.value("IBV_WC_FATAL_ERR", 19);
+    static final int IBV_WC_RECV = C.value("IBV_WC_RECV", 128);
+
+    static final int IBV_EVENT_CQ_ERR = C.value("IBV_EVENT_CQ_ERR", 0);
+    static final int IBV_EVENT_QP_FATAL = C.value("IBV_EVENT_QP_FATAL", 1);
+    static final int IBV_EVENT_QP_REQ_ERR = C.value("IBV_EVENT_QP_REQ_ERR", 2);
+    static final int IBV_EVENT_QP_ACCESS_ERR = C.value("IBV_EVENT_QP_ACCESS_ERR", 3);
+    static final int IBV_EVENT_DEVICE_FATAL = C.value("IBV_EVENT_DEVICE_FATAL", 8);
+    static final int IBV_EVENT_PORT_ACTIVE = C.value("IBV_EVENT_PORT_ACTIVE", 9);
+    static final int IBV_EVENT_PORT_ERR = C.value("IBV_EVENT_PORT_ERR", 10);
+    static final int IBV_EVENT_SRQ_ERR = C.value("IBV_EVENT_SRQ_ERR", 14);
 
     private VerbsConstants() {
     }

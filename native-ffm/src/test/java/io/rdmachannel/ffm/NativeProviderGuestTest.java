@@ -12,6 +12,7 @@ import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.DeviceEvents;
 import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
@@ -326,6 +327,116 @@ class NativeProviderGuestTest {
         Completion flushedSend = pollOne(cqA);
         assertEquals(14, flushedSend.id());
         assertEquals(CompletionStatus.WORK_REQUEST_FLUSHED, flushedSend.status());
+        System.out.println("device events after the access error: " + device.events());
+    }
+
+    @Test
+    void shouldFailAQueuePairTheDeviceReportsAnErrorForAndWakeItsWaiter() throws Exception {
+        connect();
+        postReceiveB(40, SIZE);
+        NativeQueuePair failing = (NativeQueuePair) qpB;
+        int ticket = cqB.requestWaiterWakeup();
+        CompletableFuture<Long> waiter = waitDirectly(cqB, ticket);
+        assertFalse(waiter.isDone(), "the waiter returned before the event");
+
+        ((NativeDevice) device).onAsyncEvent(VerbsConstants.IBV_EVENT_QP_FATAL, failing.address(), 0);
+
+        assertTrue(waiter.get(20, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(20));
+        assertEquals(QueuePairState.ERROR, qpB.state());
+        assertTrue(qpB.deviceError().contains("IBV_EVENT_QP_FATAL"), qpB.deviceError());
+        List<Completion> seen = new ArrayList<>();
+        Completion injected = new Completion(0, CompletionStatus.FATAL_ERROR, null, 0, false, 0, qpB.number());
+        await(() -> {
+            cqB.poll(c -> seen.add(Completion.of(c)), 8);
+            return seen.contains(injected) && seen.stream().anyMatch(c -> c.id() == 40
+                && c.status() == CompletionStatus.WORK_REQUEST_FLUSHED && c.queuePairNumber() == qpB.number());
+        }, "the injected failure and the flushed receive, seen " + seen);
+        assertEquals(QueuePairState.READY_TO_SEND, qpA.state(), "the other queue pair is not concerned");
+        assertEquals(null, qpA.deviceError());
+        // a second report of the same queue pair is counted but fails nothing more
+        ((NativeDevice) device).onAsyncEvent(VerbsConstants.IBV_EVENT_QP_FATAL, failing.address(), 0);
+        DeviceEvents events = device.events();
+        assertEquals(2, events.queuePairErrors(), events::toString);
+        assertEquals(1, events.queuePairsFailed(), events::toString);
+        assertEquals("ACTIVE", events.portState(), events::toString);
+    }
+
+    @Test
+    void shouldFailTheQueuePairsOfACompletionQueueInErrorThroughTheirSource() throws Exception {
+        connect();
+        cqA.requestNotification();
+        AtomicLong token = new AtomicLong();
+        CompletableFuture<Integer> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                return source.await(-1, token::set);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        ((NativeDevice) device).onAsyncEvent(VerbsConstants.IBV_EVENT_CQ_ERR,
+            ((NativeCompletionQueue) cqA).address(), 0);
+
+        assertEquals(1, waiter.get(20, TimeUnit.SECONDS));
+        assertEquals(TOKEN_A, token.get());
+        Completion failure = pollOne(cqA);
+        assertEquals(new Completion(0, CompletionStatus.FATAL_ERROR, null, 0, false, 0, qpA.number()), failure);
+        assertEquals(QueuePairState.ERROR, qpA.state());
+        assertTrue(qpA.deviceError().contains("IBV_EVENT_CQ_ERR"), qpA.deviceError());
+        assertEquals(null, qpB.deviceError());
+        DeviceEvents events = device.events();
+        assertEquals(1, events.completionQueueErrors(), events::toString);
+        assertEquals(1, events.queuePairsFailed(), events::toString);
+    }
+
+    /**
+     * The reader of async events, end to end: a second rxe device on its own dummy netdev whose link goes down and
+     * comes back. Creates and removes the devices, so it runs in the guest only.
+     */
+    @Test
+    void shouldReadThePortEventsOfADeviceWhoseLinkGoesDownAndComesBack() throws Exception {
+        assumeTrue(System.getenv("RDMACHANNEL_GUEST") != null, "creates an rxe device: guest only");
+        String netdev = "rdmct0";
+        String rxe = "rxect0";
+        run("ip", "link", "add", netdev, "type", "dummy");
+        try {
+            run("ip", "link", "set", netdev, "up");
+            run("rdma", "link", "add", rxe, "type", "rxe", "netdev", netdev);
+            try (RdmaDevice events = RdmaProviders.byName("native").openDevice(rxe)) {
+                await(() -> "ACTIVE".equals(events.events().portState()), "port ACTIVE: " + events.events());
+                run("ip", "link", "set", netdev, "down");
+                awaitSlowly(() -> events.events().portDown() == 1 && "DOWN".equals(events.events().portState()),
+                    () -> "port DOWN after a port error event: " + events.events());
+                run("ip", "link", "set", netdev, "up");
+                awaitSlowly(() -> events.events().portUp() == 1 && "ACTIVE".equals(events.events().portState()),
+                    () -> "port ACTIVE after a port active event: " + events.events());
+                assertEquals(0, events.events().errors(), events.events()::toString);
+                System.out.println(rxe + " after its link went down and up: " + events.events());
+            } finally {
+                run("rdma", "link", "delete", rxe);
+            }
+        } finally {
+            run("ip", "link", "delete", netdev);
+        }
+    }
+
+    private static void run(String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!process.waitFor(20, TimeUnit.SECONDS) || process.exitValue() != 0) {
+            throw new AssertionError(String.join(" ", command) + " failed: " + output);
+        }
+    }
+
+    private static void awaitSlowly(BooleanSupplier condition, java.util.function.Supplier<String> what)
+        throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT_NANOS;
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out waiting for " + what.get());
+            }
+            Thread.sleep(10);
+        }
     }
 
     @Test

@@ -31,8 +31,11 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
 import java.net.SocketAddress;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -41,6 +44,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32;
 
@@ -119,6 +123,59 @@ class RdmaCmGuestTest {
                 assertEquals(sentCrc, server.get(WAIT_SECONDS, TimeUnit.SECONDS));
                 System.out.printf("rdma_cm echo: %d MiB each way in %.1f ms%n", total >> 20,
                     (System.nanoTime() - start) / 1e6);
+            }
+        }
+    }
+
+    @Test
+    void shouldResetBothEndsWithinASecondWhenTheDeviceReportsAFatalError() throws Exception {
+        Waker serverWaker = new Waker();
+        try (StreamListener listener = transport.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 8,
+            new StreamOptions(), serverWaker)) {
+            InetSocketAddress bound = (InetSocketAddress) listener.localAddress();
+            CompletableFuture<StreamConnection> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return accept(listener, serverWaker);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, threads);
+            Waker clientWaker = new Waker();
+            try (StreamConnection client = connect(transport.connect(bound, null, new StreamOptions(), clientWaker),
+                clientWaker); StreamConnection server = accepted.get(WAIT_SECONDS, TimeUnit.SECONDS)) {
+                AtomicLong failedAt = new AtomicLong();
+                CompletableFuture<IOException> clientRead = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return new IOException("read returned " + read(client, ByteBuffer.allocate(16), clientWaker));
+                    } catch (IOException e) {
+                        failedAt.set(System.nanoTime());
+                        return e;
+                    }
+                }, threads);
+                List<NativeDevice> devices = NativeAsyncEvents.shared().devices();
+                assertTrue(!devices.isEmpty() && !clientRead.isDone(), () -> devices + " " + clientRead);
+
+                long reported = System.nanoTime();
+                for (NativeDevice device : devices) {
+                    device.onAsyncEvent(VerbsConstants.IBV_EVENT_DEVICE_FATAL, 0, 0);
+                }
+
+                IOException failure = clientRead.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                long millis = TimeUnit.NANOSECONDS.toMillis(failedAt.get() - reported);
+                System.out.println("client read failed " + millis + " ms after the fatal event: " + failure
+                    + " " + Arrays.toString(failure.getSuppressed()));
+                assertEquals(SocketException.class, failure.getClass(), failure::toString);
+                assertEquals("Connection reset", failure.getMessage());
+                assertTrue(Arrays.stream(failure.getSuppressed())
+                    .anyMatch(cause -> cause.getMessage().contains("IBV_EVENT_DEVICE_FATAL")),
+                    () -> Arrays.toString(failure.getSuppressed()));
+                assertTrue(millis < 1000, millis + " ms");
+                SocketException serverFailure = assertThrows(SocketException.class,
+                    () -> read(server, ByteBuffer.allocate(16), serverWaker));
+                assertEquals("Connection reset", serverFailure.getMessage());
+                long failedQueuePairs = devices.stream().mapToLong(device -> device.events().queuePairsFailed()).sum();
+                assertEquals(2, failedQueuePairs, () -> devices.stream().map(NativeDevice::events).toList()
+                    .toString());
             }
         }
     }

@@ -52,6 +52,19 @@ public final class IbvResourceLayouts {
     /** {@code ibv_cq.cqe}: the capacity as created. */
     public static final long CQ_CQE = IBV_CQ.offset("cqe");
 
+    /**
+     * {@code struct ibv_async_event}: the {@code element} union ({@code cq}, {@code qp}, {@code srq}, {@code wq}
+     * pointer or {@code port_num}) and the {@code enum ibv_event_type}.
+     */
+    public static final CStruct IBV_ASYNC_EVENT = CStruct.struct("struct ibv_async_event",
+        pointer("element"), u32("event_type"));
+    /** {@code sizeof(struct ibv_async_event)}. */
+    public static final long ASYNC_EVENT_SIZE = IBV_ASYNC_EVENT.size();
+    /** {@code ibv_async_event.element}: read as a pointer, or as the {@code int port_num} at the same offset. */
+    public static final long ASYNC_EVENT_ELEMENT = IBV_ASYNC_EVENT.offset("element");
+    /** {@code ibv_async_event.event_type}. */
+    public static final long ASYNC_EVENT_TYPE = IBV_ASYNC_EVENT.offset("event_type");
+
     /** {@code struct ibv_srq}. */
     public static final CStruct IBV_SRQ = CStruct.struct("struct ibv_srq",
         pointer("context"), pointer("srq_context"), pointer("pd"), u32("handle"), mutex("mutex"), cond("cond"),

@@ -79,6 +79,12 @@ public final class IbvCalls {
         FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CAPTURE);
     static final MethodHandle IBV_ACK_CQ_EVENTS = Downcalls.link(NativeLibrary.IBVERBS, "ibv_ack_cq_events",
         FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
+    static final MethodHandle IBV_GET_ASYNC_EVENT = Downcalls.link(NativeLibrary.IBVERBS, "ibv_get_async_event",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), CAPTURE);
+    static final MethodHandle IBV_ACK_ASYNC_EVENT = Downcalls.link(NativeLibrary.IBVERBS, "ibv_ack_async_event",
+        FunctionDescriptor.ofVoid(ADDRESS));
+    static final MethodHandle IBV_EVENT_TYPE_STR = Downcalls.link(NativeLibrary.IBVERBS, "ibv_event_type_str",
+        FunctionDescriptor.of(ADDRESS, JAVA_INT));
     static final MethodHandle IBV_WC_STATUS_STR = Downcalls.link(NativeLibrary.IBVERBS, "ibv_wc_status_str",
         FunctionDescriptor.of(ADDRESS, JAVA_INT));
 
@@ -520,6 +526,54 @@ public final class IbvCalls {
     public static void ackCqEvents(MemorySegment cq, int count) {
         try {
             IBV_ACK_CQ_EVENTS.invokeExact(cq, count);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+    }
+
+    /**
+     * {@code ibv_get_async_event} on a context whose {@code async_fd} was made non-blocking.
+     *
+     * @param context the {@code ibv_context}.
+     * @param event where the {@code struct ibv_async_event} is written.
+     * @return true if an event was taken (acknowledge it with {@link #ackAsyncEvent}), false if none was pending.
+     * @throws NativeCallException if it fails.
+     */
+    public static boolean getAsyncEvent(MemorySegment context, MemorySegment event) throws NativeCallException {
+        MemorySegment state = Errno.callState();
+        int result;
+        try {
+            result = (int) IBV_GET_ASYNC_EVENT.invokeExact(state, context, event);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+        return MINUS_ONE_SETS_ERRNO.checkNonBlocking("ibv_get_async_event", result, state)
+            != ErrorPolicy.WOULD_BLOCK;
+    }
+
+    /**
+     * {@code ibv_ack_async_event}: every event taken must be acknowledged, or destroying its object waits forever.
+     *
+     * @param event the event {@link #getAsyncEvent} wrote.
+     */
+    public static void ackAsyncEvent(MemorySegment event) {
+        try {
+            IBV_ACK_ASYNC_EVENT.invokeExact(event);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+    }
+
+    /**
+     * {@code ibv_event_type_str}.
+     *
+     * @param type an {@code enum ibv_event_type} value.
+     * @return e.g. {@code local catastrophic error}.
+     */
+    public static String eventTypeStr(int type) {
+        try {
+            MemorySegment text = (MemorySegment) IBV_EVENT_TYPE_STR.invokeExact(type);
+            return text.equals(MemorySegment.NULL) ? "event " + type : text.reinterpret(MAX_STRING).getString(0);
         } catch (Throwable t) {
             throw Downcalls.unexpected(t);
         }
