@@ -125,10 +125,17 @@ public final class StreamConfiguration {
     /** Default for {@link #RESOLVE_ATTEMPTS_PROP_NAME}. */
     public static final int RESOLVE_ATTEMPTS_DEFAULT = 7;
 
-    /** Transport retry count of the connection, 0 to 7. */
+    /**
+     * Transport retry count of the connection, 0 to 7: how often an unacknowledged request is sent again before it
+     * fails with "transport retry counter exceeded", which is how a peer that vanished without a word is found (by
+     * keepalive on an idle connection). The side that connects chooses it for both ends (rdma_cm's REQ carries it).
+     */
     public static final String RETRY_COUNT_PROP_NAME = "rdmachannel.stream.retryCount";
-    /** Default for {@link #RETRY_COUNT_PROP_NAME}. */
-    public static final int RETRY_COUNT_DEFAULT = 7;
+    /**
+     * Default for {@link #RETRY_COUNT_PROP_NAME}: 6, not the 7 rsockets asks for, because soft-RoCE (rxe) retries
+     * forever at 7 (as the specification says of RNR retries only), so a vanished peer was never found there.
+     */
+    public static final int RETRY_COUNT_DEFAULT = 6;
 
     /** RNR retry count of the connection, 0 to 7; 7 retries forever, which rsockets' flow control relies on. */
     public static final String RNR_RETRY_COUNT_PROP_NAME = "rdmachannel.stream.rnrRetryCount";

@@ -39,7 +39,7 @@ class StreamConfigurationTest {
         assertEquals(2048, configuration.sendLowWaterMark());
         assertEquals(10, configuration.pollingTimeMicros());
         assertEquals(7, configuration.resolveAttempts());
-        assertEquals(7, configuration.retryCount());
+        assertEquals(6, configuration.retryCount());
         assertEquals(7, configuration.rnrRetryCount());
         assertEquals(256, configuration.peerMaxTargetSglEntries());
         assertEquals(1 << 30, configuration.peerMaxDataBufferLength());
