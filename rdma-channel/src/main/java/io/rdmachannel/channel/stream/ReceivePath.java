@@ -176,6 +176,11 @@ final class ReceivePath {
         if (completion.status() != CompletionStatus.SUCCESS) {
             if (completion.status() != CompletionStatus.WORK_REQUEST_FLUSHED) {
                 completionErrors++;
+            } else {
+                // a flush names no cause; a send that failed first (retries exceeded: the peer is gone) does, so
+                // have the send queue polled and its failure decided now: every receive before this one was taken
+                send.requestService();
+                state.resolveDeferredFailure(queuePair);
             }
             state.failIfConnected("receive completed with " + completion.status().description(), queuePair);
             return;
