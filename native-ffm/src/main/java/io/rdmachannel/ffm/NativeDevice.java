@@ -331,6 +331,16 @@ final class NativeDevice implements RdmaDevice {
         queuePairs.put(queuePair.address(), queuePair);
     }
 
+    /** The open queue pair of a number, or {@code null}. */
+    NativeQueuePair queuePair(int number) {
+        for (NativeQueuePair queuePair : queuePairs.values()) {
+            if (queuePair.number() == number) {
+                return queuePair;
+            }
+        }
+        return null;
+    }
+
     /** A queue pair is being destroyed: events naming it are ignored from now on. */
     void forget(NativeQueuePair queuePair) {
         queuePairs.remove(queuePair.address(), queuePair);

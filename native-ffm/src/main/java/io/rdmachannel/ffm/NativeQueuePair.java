@@ -466,6 +466,22 @@ final class NativeQueuePair implements QueuePair {
         }
     }
 
+    /**
+     * The transport timers as the device has them ({@code ibv_query_qp}): how long a request waits for its
+     * acknowledgement before a retry and how often it is retried, which is how long a dead peer takes to notice.
+     */
+    String timers() throws NativeCallException {
+        try (Arena temporary = Arena.ofConfined()) {
+            MemorySegment attr = temporary.allocate(IBV_QP_ATTR.layout());
+            MemorySegment init = temporary.allocate(IBV_QP_INIT_ATTR.layout());
+            IbvCalls.queryQp(qp, attr, VerbsConstants.IBV_QP_STATE | VerbsConstants.IBV_QP_TIMEOUT
+                | VerbsConstants.IBV_QP_RETRY_CNT | VerbsConstants.IBV_QP_RNR_RETRY, init);
+            return "state=" + QueuePairState.fromCode(attr.get(JAVA_INT, QP_ATTR_QP_STATE)) + ", timeout="
+                + attr.get(JAVA_BYTE, QP_ATTR_TIMEOUT) + ", retryCount=" + attr.get(JAVA_BYTE, QP_ATTR_RETRY_CNT)
+                + ", rnrRetry=" + attr.get(JAVA_BYTE, QP_ATTR_RNR_RETRY);
+        }
+    }
+
     /** The {@code ibv_qp} address, which async events carry. */
     long address() {
         return qp.address();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
@@ -19,6 +20,8 @@ import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.ReadinessObserver;
+import io.rdmachannel.channel.spi.QueuePairState;
+import io.rdmachannel.channel.stream.StreamConfiguration;
 import io.rdmachannel.channel.stream.StreamConnection;
 import io.rdmachannel.channel.stream.StreamConnector;
 import io.rdmachannel.channel.stream.StreamListener;
@@ -36,6 +39,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -43,9 +47,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.zip.CRC32;
 
 import org.junit.jupiter.api.AfterEach;
@@ -129,10 +136,155 @@ class RdmaCmGuestTest {
 
     @Test
     void shouldResetBothEndsWithinASecondWhenTheDeviceReportsAFatalError() throws Exception {
+        try (Pair pair = connectPair(transport)) {
+            AtomicLong failedAt = new AtomicLong();
+            CompletableFuture<IOException> clientRead = failingRead(pair.client(), pair.clientWaker(), failedAt);
+            List<NativeDevice> devices = NativeAsyncEvents.shared().devices();
+            assertTrue(!devices.isEmpty() && !clientRead.isDone(), () -> devices + " " + clientRead);
+
+            long reported = System.nanoTime();
+            for (NativeDevice device : devices) {
+                device.onAsyncEvent(VerbsConstants.IBV_EVENT_DEVICE_FATAL, 0, 0);
+            }
+
+            IOException failure = clientRead.get(WAIT_SECONDS, TimeUnit.SECONDS);
+            long millis = TimeUnit.NANOSECONDS.toMillis(failedAt.get() - reported);
+            System.out.println("client read failed " + millis + " ms after the fatal event: " + failure
+                + " " + Arrays.toString(failure.getSuppressed()));
+            assertReset(failure, "IBV_EVENT_DEVICE_FATAL");
+            assertTrue(millis < 1000, millis + " ms");
+            SocketException serverFailure = assertThrows(SocketException.class,
+                () -> read(pair.server(), ByteBuffer.allocate(16), pair.serverWaker()));
+            assertEquals("Connection reset", serverFailure.getMessage());
+            long failedQueuePairs = devices.stream().mapToLong(device -> device.events().queuePairsFailed()).sum();
+            assertEquals(2, failedQueuePairs, () -> devices.stream().map(NativeDevice::events).toList()
+                .toString());
+        }
+    }
+
+    /**
+     * A peer that vanished without a word (no DREQ, no CM event: its queue pair just stops answering, as when its
+     * host died or the network between is cut) is found by keepalive on an idle connection: the probe's retries run
+     * out and the blocked read fails.
+     */
+    @Test
+    void shouldDetectAnIdlePeerThatVanishedByKeepalive() throws Exception {
+        String previous = System.setProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME, "1");
+        StreamTransport probing;
+        try {
+            probing = StreamTransports.open(RdmaProviders.byName("native"));
+        } finally {
+            if (previous == null) {
+                System.clearProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME);
+            } else {
+                System.setProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME, previous);
+            }
+        }
+        try {
+            awaitVanishedPeerDetected(probing);
+        } catch (Exception | Error e) {
+            try {
+                StreamTransports.close(probing);
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        awaitNoConnections((RdmaTransportMXBean) probing);
+        StreamTransports.close(probing);
+    }
+
+    private void awaitVanishedPeerDetected(StreamTransport probing) throws Exception {
+        try (Pair pair = connectPair(probing)) {
+            pair.client().keepAlive(true);
+            AtomicLong failedAt = new AtomicLong();
+            CompletableFuture<IOException> clientRead = failingRead(pair.client(), pair.clientWaker(), failedAt);
+            NativeQueuePair peer = queuePairOf(pair.server());
+            NativeQueuePair survivor = queuePairOf(pair.client());
+            System.out.println("survivor's queue pair: " + survivor.timers());
+
+            // in ERROR it answers nothing that reaches it (and its owner, not asked, does not disconnect)
+            long vanished = System.nanoTime();
+            peer.modify(QueuePairState.ERROR, null);
+
+            IOException failure;
+            try {
+                failure = clientRead.get(WAIT_SECONDS, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                String state = "no failure " + WAIT_SECONDS + " s after the peer vanished: " + pair.client().describe()
+                    + "; " + pair.client().statistics() + "; survivor " + survivor.timers() + "; peer "
+                    + peer.timers();
+                System.out.println(state);
+                throw new AssertionError(state, e);
+            }
+            long millis = TimeUnit.NANOSECONDS.toMillis(failedAt.get() - vanished);
+            System.out.println("keepalive found the vanished peer after " + millis + " ms: " + failure + " "
+                + Arrays.toString(failure.getSuppressed()) + "; " + pair.client().statistics());
+            assertReset(failure, "transport retry counter exceeded");
+            assertTrue(pair.client().statistics().keepAlivesSent() >= 1, pair.client().describe());
+        }
+    }
+
+    /** Closed connections linger until their DISCONNECT is out or their close deadline passed. */
+    private static void awaitNoConnections(RdmaTransportMXBean view) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (view.getConnectionCount() > 0 && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+        }
+    }
+
+    private static void assertReset(IOException failure, String cause) {
+        assertEquals(SocketException.class, failure.getClass(), failure::toString);
+        assertEquals("Connection reset", failure.getMessage());
+        assertTrue(Arrays.stream(failure.getSuppressed()).anyMatch(c -> c.getMessage().contains(cause)),
+            () -> Arrays.toString(failure.getSuppressed()));
+    }
+
+    /** The native queue pair of a connection, found by the number its description names. */
+    private static NativeQueuePair queuePairOf(StreamConnection connection) {
+        Matcher number = Pattern.compile("qp=(\\d+)/").matcher(connection.describe());
+        assertTrue(number.find(), connection.describe());
+        int wanted = Integer.parseInt(number.group(1));
+        return NativeAsyncEvents.shared().devices().stream().map(device -> device.queuePair(wanted))
+            .filter(Objects::nonNull).findFirst()
+            .orElseThrow(() -> new AssertionError("no queue pair " + wanted + " on any device"));
+    }
+
+    /** A read that waits until the connection fails; completes with the failure (or an exception saying it read). */
+    private CompletableFuture<IOException> failingRead(StreamConnection connection, Waker waker, AtomicLong failedAt) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return new IOException("read returned " + read(connection, ByteBuffer.allocate(16), waker));
+            } catch (IOException e) {
+                failedAt.set(System.nanoTime());
+                return e;
+            }
+        }, threads);
+    }
+
+    /** A listener, a connection to it and the accepted end; closed in reverse order. */
+    private record Pair(StreamListener listener, StreamConnection client, Waker clientWaker, StreamConnection server,
+        Waker serverWaker) implements AutoCloseable {
+        @Override
+        public void close() {
+            try {
+                server.close();
+            } finally {
+                try {
+                    client.close();
+                } finally {
+                    listener.close();
+                }
+            }
+        }
+    }
+
+    private Pair connectPair(StreamTransport over) throws Exception {
         Waker serverWaker = new Waker();
-        try (StreamListener listener = transport.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 8,
-            new StreamOptions(), serverWaker)) {
-            InetSocketAddress bound = (InetSocketAddress) listener.localAddress();
+        StreamListener listener = over.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 8, new StreamOptions(),
+            serverWaker);
+        StreamConnection client = null;
+        try {
             CompletableFuture<StreamConnection> accepted = CompletableFuture.supplyAsync(() -> {
                 try {
                     return accept(listener, serverWaker);
@@ -141,42 +293,16 @@ class RdmaCmGuestTest {
                 }
             }, threads);
             Waker clientWaker = new Waker();
-            try (StreamConnection client = connect(transport.connect(bound, null, new StreamOptions(), clientWaker),
-                clientWaker); StreamConnection server = accepted.get(WAIT_SECONDS, TimeUnit.SECONDS)) {
-                AtomicLong failedAt = new AtomicLong();
-                CompletableFuture<IOException> clientRead = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return new IOException("read returned " + read(client, ByteBuffer.allocate(16), clientWaker));
-                    } catch (IOException e) {
-                        failedAt.set(System.nanoTime());
-                        return e;
-                    }
-                }, threads);
-                List<NativeDevice> devices = NativeAsyncEvents.shared().devices();
-                assertTrue(!devices.isEmpty() && !clientRead.isDone(), () -> devices + " " + clientRead);
-
-                long reported = System.nanoTime();
-                for (NativeDevice device : devices) {
-                    device.onAsyncEvent(VerbsConstants.IBV_EVENT_DEVICE_FATAL, 0, 0);
-                }
-
-                IOException failure = clientRead.get(WAIT_SECONDS, TimeUnit.SECONDS);
-                long millis = TimeUnit.NANOSECONDS.toMillis(failedAt.get() - reported);
-                System.out.println("client read failed " + millis + " ms after the fatal event: " + failure
-                    + " " + Arrays.toString(failure.getSuppressed()));
-                assertEquals(SocketException.class, failure.getClass(), failure::toString);
-                assertEquals("Connection reset", failure.getMessage());
-                assertTrue(Arrays.stream(failure.getSuppressed())
-                    .anyMatch(cause -> cause.getMessage().contains("IBV_EVENT_DEVICE_FATAL")),
-                    () -> Arrays.toString(failure.getSuppressed()));
-                assertTrue(millis < 1000, millis + " ms");
-                SocketException serverFailure = assertThrows(SocketException.class,
-                    () -> read(server, ByteBuffer.allocate(16), serverWaker));
-                assertEquals("Connection reset", serverFailure.getMessage());
-                long failedQueuePairs = devices.stream().mapToLong(device -> device.events().queuePairsFailed()).sum();
-                assertEquals(2, failedQueuePairs, () -> devices.stream().map(NativeDevice::events).toList()
-                    .toString());
+            client = connect(over.connect(listener.localAddress(), null, new StreamOptions(), clientWaker),
+                clientWaker);
+            return new Pair(listener, client, clientWaker, accepted.get(WAIT_SECONDS, TimeUnit.SECONDS),
+                serverWaker);
+        } catch (Exception | Error e) {
+            if (client != null) {
+                client.close();
             }
+            listener.close();
+            throw e;
         }
     }
 
