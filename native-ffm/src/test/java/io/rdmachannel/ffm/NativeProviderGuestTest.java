@@ -366,13 +366,7 @@ class NativeProviderGuestTest {
         connect();
         cqA.requestNotification();
         AtomicLong token = new AtomicLong();
-        CompletableFuture<Integer> waiter = CompletableFuture.supplyAsync(() -> {
-            try {
-                return source.await(-1, token::set);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Integer> waiter = awaitSource(token);
 
         ((NativeDevice) device).onAsyncEvent(VerbsConstants.IBV_EVENT_CQ_ERR,
             ((NativeCompletionQueue) cqA).address(), 0);
@@ -446,13 +440,7 @@ class NativeProviderGuestTest {
         postReceiveB(15, SIZE);
         cqB.requestNotification();
         AtomicLong token = new AtomicLong();
-        CompletableFuture<Integer> waiter = CompletableFuture.supplyAsync(() -> {
-            try {
-                return source.await(-1, token::set);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Integer> waiter = awaitSource(token);
 
         qpA.postSend(request(WorkRequestOpcode.SEND, 16, 7));
 
@@ -493,13 +481,7 @@ class NativeProviderGuestTest {
         cqB.requestNotification();
         int ticket = cqB.requestWaiterWakeup();
         AtomicLong token = new AtomicLong();
-        CompletableFuture<Integer> sourceWaiter = CompletableFuture.supplyAsync(() -> {
-            try {
-                return source.await(-1, token::set);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Integer> sourceWaiter = awaitSource(token);
         CompletableFuture<Long> direct = waitDirectly(cqB, ticket);
         Thread.sleep(200);
 
@@ -534,6 +516,17 @@ class NativeProviderGuestTest {
             assertFalse(pollOnly.supportsDirectWait());
             assertThrows(UnsupportedOperationException.class, pollOnly::requestWaiterWakeup);
         }
+    }
+
+    /** Wait on the source in another thread, without a timeout; completes with how many tokens it handed over. */
+    private CompletableFuture<Integer> awaitSource(AtomicLong token) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return source.await(-1, token::set);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     /** Wait on a queue directly from a platform thread; completes with the nanoseconds it waited. */
