@@ -51,6 +51,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
  * An opened {@code ibv_context}. Attributes come from {@code ibv_query_device} and {@code ibv_query_port} of port 1.
@@ -395,7 +396,7 @@ final class NativeDevice implements RdmaDevice {
             failed);
     }
 
-    private int failEach(java.util.function.Predicate<NativeQueuePair> concerned, String what) {
+    private int failEach(Predicate<NativeQueuePair> concerned, String what) {
         int failed = 0;
         for (NativeQueuePair queuePair : queuePairs.values()) {
             if (concerned.test(queuePair) && queuePair.failFromDevice(what)) {
