@@ -42,6 +42,8 @@ final class RemotePeer implements AutoCloseable {
     private final PeerNode.CachedFile sharedReceiveQueueFile;
     private final PeerNode.CachedFile completionQueueFile;
     private final MemorySegment blockSegment;
+    /** Set once an access to the peer's block faulted: see {@link #onFault}. */
+    private volatile boolean faulted;
     private final MemorySegment completionQueueSegment;
     private final ReceiveQueue receiveQueue;
     private final int protectionDomain;
@@ -250,8 +252,27 @@ final class RemotePeer implements AutoCloseable {
      * pair or another one.
      */
     int state() {
-        final int state = Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.STATE_OFFSET);
-        return isCurrent() ? state : QueuePairBlockDescriptor.STATE_DESTROYED;
+        if (faulted) {
+            return QueuePairBlockDescriptor.STATE_DESTROYED;
+        }
+        try {
+            final int state = Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.STATE_OFFSET);
+            return isCurrent() ? state : QueuePairBlockDescriptor.STATE_DESTROYED;
+        } catch (final InternalError fault) {
+            return onFault();
+        }
+    }
+
+    /**
+     * The peer's block faulted (the JDK reports the SIGBUS of an access to a mapped file truncated under the mapping
+     * as this error; only the peer's process can truncate it): the peer is gone for us, for good, and its block is
+     * not read again by the questions asked on every poll.
+     *
+     * @return {@link QueuePairBlockDescriptor#STATE_DESTROYED}.
+     */
+    private int onFault() {
+        faulted = true;
+        return QueuePairBlockDescriptor.STATE_DESTROYED;
     }
 
     private boolean isCurrent() {
@@ -272,8 +293,16 @@ final class RemotePeer implements AutoCloseable {
      * The peer's connection generation, bumped by each RESET of the peer.
      */
     int generation() {
-        final int generation = Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.GENERATION_OFFSET);
-        return isCurrent() ? generation : -1;
+        if (faulted) {
+            return -1;
+        }
+        try {
+            final int generation = Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.GENERATION_OFFSET);
+            return isCurrent() ? generation : -1;
+        } catch (final InternalError fault) {
+            onFault();
+            return -1;
+        }
     }
 
     /**
@@ -294,6 +323,17 @@ final class RemotePeer implements AutoCloseable {
      * Move the peer to ERROR unless it is gone already.
      */
     void setError() {
+        if (faulted) {
+            return;
+        }
+        try {
+            setErrorUnlessGone();
+        } catch (final InternalError fault) {
+            onFault();
+        }
+    }
+
+    private void setErrorUnlessGone() {
         if (!enter()) {
             return;
         }
