@@ -30,11 +30,13 @@ import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import io.rdmachannel.channel.spi.WorkCompletion;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
+import io.rdmachannel.ffm.internal.LibC;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -336,8 +338,7 @@ class NativeProviderGuestTest {
         postReceiveB(40, SIZE);
         NativeQueuePair failing = (NativeQueuePair) qpB;
         int ticket = cqB.requestWaiterWakeup();
-        CompletableFuture<Long> waiter = waitDirectly(cqB, ticket);
-        assertFalse(waiter.isDone(), "the waiter returned before the event");
+        CompletableFuture<Long> waiter = waitDirectly(cqB, ticket).blockedIn("poll").result();
 
         ((NativeDevice) device).onAsyncEvent(VerbsConstants.IBV_EVENT_QP_FATAL, failing.address(), 0);
 
@@ -366,7 +367,7 @@ class NativeProviderGuestTest {
         connect();
         cqA.requestNotification();
         AtomicLong token = new AtomicLong();
-        CompletableFuture<Integer> waiter = awaitSource(token);
+        CompletableFuture<Integer> waiter = awaitSource(token).blockedIn("epollWait").result();
 
         ((NativeDevice) device).onAsyncEvent(VerbsConstants.IBV_EVENT_CQ_ERR,
             ((NativeCompletionQueue) cqA).address(), 0);
@@ -440,7 +441,7 @@ class NativeProviderGuestTest {
         postReceiveB(15, SIZE);
         cqB.requestNotification();
         AtomicLong token = new AtomicLong();
-        CompletableFuture<Integer> waiter = awaitSource(token);
+        CompletableFuture<Integer> waiter = awaitSource(token).blockedIn("epollWait").result();
 
         qpA.postSend(request(WorkRequestOpcode.SEND, 16, 7));
 
@@ -458,10 +459,8 @@ class NativeProviderGuestTest {
         postReceiveB(30, SIZE);
         assertTrue(cqB.supportsDirectWait());
         int ticket = cqB.requestWaiterWakeup();
-        CompletableFuture<Long> first = waitDirectly(cqB, ticket);
-        CompletableFuture<Long> second = waitDirectly(cqB, ticket);
-        Thread.sleep(200);
-        assertFalse(first.isDone() || second.isDone(), "a waiter returned before anything completed");
+        CompletableFuture<Long> first = waitDirectly(cqB, ticket).blockedIn("poll").result();
+        CompletableFuture<Long> second = waitDirectly(cqB, ticket).blockedIn("poll").result();
 
         qpA.postSend(request(WorkRequestOpcode.SEND, 31, 6));
 
@@ -481,9 +480,8 @@ class NativeProviderGuestTest {
         cqB.requestNotification();
         int ticket = cqB.requestWaiterWakeup();
         AtomicLong token = new AtomicLong();
-        CompletableFuture<Integer> sourceWaiter = awaitSource(token);
-        CompletableFuture<Long> direct = waitDirectly(cqB, ticket);
-        Thread.sleep(200);
+        CompletableFuture<Integer> sourceWaiter = awaitSource(token).blockedIn("epollWait").result();
+        CompletableFuture<Long> direct = waitDirectly(cqB, ticket).blockedIn("poll").result();
 
         qpA.postSend(request(WorkRequestOpcode.SEND, 33, 4));
 
@@ -501,14 +499,12 @@ class NativeProviderGuestTest {
         cqA.awaitWakeup(ticket, TimeUnit.MILLISECONDS.toNanos(150));
         assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(140), "returned before the timeout");
 
-        CompletableFuture<Long> woken = waitDirectly(cqA, cqA.requestWaiterWakeup());
-        Thread.sleep(200);
+        CompletableFuture<Long> woken = waitDirectly(cqA, cqA.requestWaiterWakeup()).blockedIn("poll").result();
         cqA.wakeWaiters();
         woken.get(20, TimeUnit.SECONDS);
 
         CompletionQueue lone = device.createCompletionQueue(8, source, 99);
-        CompletableFuture<Long> closing = waitDirectly(lone, lone.requestWaiterWakeup());
-        Thread.sleep(200);
+        CompletableFuture<Long> closing = waitDirectly(lone, lone.requestWaiterWakeup()).blockedIn("poll").result();
         lone.close();
         closing.get(20, TimeUnit.SECONDS);
 
@@ -519,41 +515,71 @@ class NativeProviderGuestTest {
     }
 
     /** Wait on the source in another thread, without a timeout; completes with how many tokens it handed over. */
-    private CompletableFuture<Integer> awaitSource(AtomicLong token) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return source.await(-1, token::set);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+    private Waiter<Integer> awaitSource(AtomicLong token) {
+        return Waiter.start("source-waiter", () -> source.await(-1, token::set));
     }
 
     /** Wait on a queue directly from a platform thread; completes with the nanoseconds it waited. */
-    private static CompletableFuture<Long> waitDirectly(CompletionQueue queue, int ticket) {
-        CompletableFuture<Long> done = new CompletableFuture<>();
-        Thread.ofPlatform().daemon().start(() -> {
+    private static Waiter<Long> waitDirectly(CompletionQueue queue, int ticket) {
+        return Waiter.start("direct-waiter", () -> {
             long start = System.nanoTime();
-            try {
-                queue.awaitWakeup(ticket, TimeUnit.SECONDS.toNanos(30));
-                done.complete(System.nanoTime() - start);
-            } catch (RuntimeException | Error e) {
-                done.completeExceptionally(e);
-            }
+            queue.awaitWakeup(ticket, TimeUnit.SECONDS.toNanos(30));
+            return System.nanoTime() - start;
         });
-        return done;
+    }
+
+    /**
+     * A platform thread waiting in a call, and what the call returns.
+     *
+     * @param thread the waiting thread.
+     * @param result completes with the call's result or failure.
+     * @param <T>    the call's result type.
+     */
+    private record Waiter<T>(Thread thread, CompletableFuture<T> result) {
+
+        static <T> Waiter<T> start(String name, Callable<T> call) {
+            CompletableFuture<T> result = new CompletableFuture<>();
+            Thread thread = Thread.ofPlatform().daemon().name(name).start(() -> {
+                try {
+                    result.complete(call.call());
+                } catch (Exception | Error e) {
+                    result.completeExceptionally(e);
+                }
+            });
+            return new Waiter<>(thread, result);
+        }
+
+        /**
+         * Wait until the thread blocks in the libc call {@code method} ({@code poll}, {@code epollWait}), so that
+         * what the test does next happens to a waiting thread, not one still on its way.
+         */
+        Waiter<T> blockedIn(String method) throws InterruptedException {
+            awaitInNative(thread, method, result);
+            return this;
+        }
+    }
+
+    /**
+     * Wait until {@code thread} sits in the native call {@code LibC.method}: the downcall's own frames are hidden, so
+     * LibC's method is the top frame shown. Fails if the call finishes first.
+     */
+    private static void awaitInNative(Thread thread, String method, CompletableFuture<?> finished)
+        throws InterruptedException {
+        awaitSlowly(() -> {
+            if (finished.isDone()) {
+                throw new AssertionError(thread.getName() + " returned before blocking in " + method + ": "
+                    + finished);
+            }
+            StackTraceElement[] stack = thread.getStackTrace();
+            return stack.length > 0 && stack[0].getClassName().equals(LibC.class.getName())
+                && stack[0].getMethodName().equals(method);
+        }, () -> thread.getName() + " to block in LibC." + method + ", at " + List.of(thread.getStackTrace()));
     }
 
     @Test
     void shouldReturnFromAwaitOnWakeupAndInterrupt() throws Exception {
-        CompletableFuture<Integer> woken = CompletableFuture.supplyAsync(() -> {
-            try {
-                return source.await(-1, t -> { });
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        Thread.sleep(200);
+        CompletableFuture<Integer> woken = Waiter.start("source-waiter", () -> source.await(-1, t -> { }))
+            .blockedIn("epollWait").result();
         source.wakeup();
         assertEquals(0, woken.get(20, TimeUnit.SECONDS));
 
@@ -567,7 +593,7 @@ class NativeProviderGuestTest {
             }
         });
         waiter.start();
-        Thread.sleep(200);
+        awaitInNative(waiter, "epollWait", new CompletableFuture<>());
         waiter.interrupt();
         waiter.join(20_000);
         assertFalse(waiter.isAlive());

@@ -2,6 +2,7 @@ package io.rdmachannel.interop.dropin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -101,6 +102,27 @@ class ChurnTest {
                 try (Stream<Path> paths = Files.walk(folder)) {
                     paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
                 }
+            }
+        }
+    }
+
+    /**
+     * The churn counts RDMA connections only: a client whose drop-in connection fell back to TCP (here: the server is
+     * a plain JDK TCP server, so every connect falls back) stops at its first cycle and says so, rather than churning
+     * TCP connections under the RDMA figures. On shm only: the check is the same on every provider, and a fallback on
+     * native waits for the address resolution to fail.
+     */
+    @Test
+    void shouldStopAtTheFirstConnectionThatFellBackToTcp() throws Exception {
+        assumeTrue(SHM && DROP_IN, "the fallback check is shown on shm");
+        try (ChildJvm server = ChildJvm.start(NioEchoServer.class, false, List.of(), ADDRESS, "selector", "quiet")) {
+            final String port = server.expect("LISTENING ", 120).split(" ")[1];
+            try (ChildJvm client = ChildJvm.start(ChurnClient.class, true, List.of("rdmachannel.provider=shm"),
+                ADDRESS, port, "10", "")) {
+                final String failed = client.expect("FAILED ", 120);
+                assertTrue(failed.startsWith("FAILED in cycle 0: java.io.IOException: the connection to ")
+                    && failed.endsWith(" fell back to TCP"), client::describe);
+                assertEquals(1, client.awaitExit(60), client::describe);
             }
         }
     }

@@ -89,6 +89,9 @@ class PeerCrashTest {
                 final String phase = PHASES[run % PHASES.length];
                 final long nanos = killOnce(selector, server, address, phase, random.nextInt(100), run, view);
                 worstNanos = Math.max(worstNanos, nanos);
+                if ((run + 1) % 25 == 0) {
+                    System.out.printf("%d of %d kills done, worst so far %.1f ms%n", run + 1, RUNS, worstNanos / 1e6);
+                }
                 if (run == 0) {
                     // the first run opened the device, the pools and the agent: measure from here
                     before = ProcessUsage.now();
