@@ -15,6 +15,7 @@ import io.rdmachannel.channel.cm.CmConnection;
 import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmEndpointFactory;
 import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.ffm.RdmaCmConnectionManager.CmEvent;
 import io.rdmachannel.ffm.cm.RdmaCmCalls;
@@ -246,7 +247,8 @@ final class RdmaCmAttempt implements CmConnection {
     private ConnectException rejected(CmEvent event) {
         byte[] data = event.privateData();
         if (event.status() == IB_CM_REJ_CONSUMER_DEFINED && data.length > 0 && data[0] != 0) {
-            return RejectReason.fromCode(data[0]).exception();
+            // the code, then the listener's words (an InfiniBand or RoCE REJ comes padded with zeros to 148 bytes)
+            return Rejection.decode(ByteBuffer.wrap(data)).exception();
         }
         // rejected by the CM, not by a listener: no listener for the service ID (IB_CM_REJ_INVALID_SERVICE_ID, 8)
         return RejectReason.NO_LISTENER.exception();
@@ -303,25 +305,30 @@ final class RdmaCmAttempt implements CmConnection {
     }
 
     private void rejectAndFail(RejectReason reason, IOException cause) {
-        sendReject(id, reason);
+        sendReject(id, Rejection.of(reason));
         fail(cause);
     }
 
     /** Reject a request nothing was allocated for, and destroy its id. */
-    static void reject(RdmaCmConnectionManager cm, MemorySegment child, RejectReason reason) {
-        sendReject(child, reason);
+    static void reject(RdmaCmConnectionManager cm, MemorySegment child, Rejection rejection) {
+        sendReject(child, rejection);
         cm.destroyId(child);
     }
 
     /** A request for a listener that is gone. */
     static void rejectOrphan(RdmaCmConnectionManager cm, CmEvent event) {
-        reject(cm, event.idSegment(), RejectReason.NO_LISTENER);
+        reject(cm, event.idSegment(), Rejection.of(RejectReason.NO_LISTENER));
     }
 
-    private static void sendReject(MemorySegment child, RejectReason reason) {
+    /** The reject's private data: the rejection's code, then its words ({@link Rejection#encode}). */
+    private static void sendReject(MemorySegment child, Rejection rejection) {
+        ByteBuffer encoded = ByteBuffer.allocate(Rejection.MAX_ENCODED_BYTES);
+        rejection.encode(encoded);
+        encoded.flip();
         try (Arena temporary = Arena.ofConfined()) {
-            MemorySegment data = temporary.allocateFrom(JAVA_BYTE, (byte) reason.code());
-            RdmaCmCalls.reject(child, data, (byte) 1);
+            MemorySegment data = temporary.allocate(encoded.remaining());
+            MemorySegment.copy(encoded.array(), 0, data, JAVA_BYTE, 0, encoded.remaining());
+            RdmaCmCalls.reject(child, data, (byte) encoded.remaining());
         } catch (NativeCallException e) {
             RdmaCmConnectionManager.LOG.debug("rdma_reject failed", e);
         }

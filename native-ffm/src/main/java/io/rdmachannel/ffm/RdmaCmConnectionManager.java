@@ -260,6 +260,16 @@ final class RdmaCmConnectionManager implements ConnectionManager {
         }
     }
 
+    /** The name of an id's device ({@code rxe0}), for a request's filter; {@code "unknown"} if it has none. */
+    String deviceNameOf(MemorySegment id) {
+        try {
+            return deviceOf(id).name();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("no device for an rdma_cm id", e);
+            return "unknown";
+        }
+    }
+
     void attemptStarted(RdmaCmAttempt attempt) {
         attempts.add(attempt);
     }

@@ -4,7 +4,9 @@ import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.cm.CmEndpointFactory;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionRequestFilter;
+import io.rdmachannel.channel.cm.ConnectionRequest;
 import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.ffm.RdmaCmConnectionManager.CmEvent;
 import io.rdmachannel.ffm.cm.RdmaCmCalls;
 import io.rdmachannel.ffm.layout.RdmaCmLayouts;
@@ -95,11 +97,11 @@ final class RdmaCmListener implements CmListener {
     void onRequest(CmEvent event) {
         MemorySegment child = event.idSegment();
         if (closed) {
-            RdmaCmAttempt.reject(cm, child, RejectReason.CLOSING);
+            RdmaCmAttempt.reject(cm, child, Rejection.of(RejectReason.CLOSING));
             return;
         }
         if (inProgress >= backlog) {
-            RdmaCmAttempt.reject(cm, child, RejectReason.BACKLOG_FULL);
+            RdmaCmAttempt.reject(cm, child, Rejection.of(RejectReason.BACKLOG_FULL));
             return;
         }
         SocketAddress remote = CmAddresses.fromNative(child.asSlice(RdmaCmLayouts.CM_ID_DST_ADDR));
@@ -107,12 +109,13 @@ final class RdmaCmListener implements CmListener {
         byte[] data = event.privateData();
         int offset = ib ? Math.min(IB_CONNECT_HEADER, data.length) : 0;
         ByteBuffer privateData = ByteBuffer.wrap(data, offset, data.length - offset).slice();
-        RejectReason refused;
+        Rejection refused;
         try {
-            refused = filter.check(remote, local, privateData.asReadOnlyBuffer());
+            refused = filter.check(new ConnectionRequest(remote, local, cm.deviceNameOf(child),
+                privateData.asReadOnlyBuffer()));
         } catch (RuntimeException e) {
             RdmaCmConnectionManager.LOG.warn("the connection request filter failed", e);
-            refused = RejectReason.POLICY;
+            refused = new Rejection(RejectReason.POLICY, "the listener's filter failed");
         }
         if (refused != null) {
             RdmaCmAttempt.reject(cm, child, refused);

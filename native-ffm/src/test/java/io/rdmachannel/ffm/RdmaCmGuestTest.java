@@ -11,6 +11,7 @@ import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
 import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.ProtectionDomain;
@@ -49,6 +50,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
@@ -320,8 +322,13 @@ class RdmaCmGuestTest {
         try (ConnectionManager cm = RdmaProviders.byName("native").openConnectionManager(null)) {
             assertEquals("rdma_cm", cm.name());
             AtomicInteger endpoints = new AtomicInteger();
+            AtomicReference<String> device = new AtomicReference<>();
             try (CmListener listener = cm.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 4,
-                (remote, local, privateData) -> privateData.get(0) == 42 ? RejectReason.POLICY : null,
+                request -> {
+                    device.set(request.deviceName());
+                    return request.privateData().get(0) == 42
+                        ? new Rejection(RejectReason.POLICY, "no 42 here, d\u00e9j\u00e0 vu") : null;
+                },
                 remote -> {
                     endpoints.incrementAndGet();
                     return new ProbeEndpoint(null);
@@ -331,8 +338,10 @@ class RdmaCmGuestTest {
                 IOException cause = endpoint.outcome.get(WAIT_SECONDS, TimeUnit.SECONDS);
                 System.out.println("filtered connect: " + cause);
                 assertInstanceOf(ConnectException.class, cause);
-                assertEquals("Connection refused by policy", cause.getMessage());
+                // the filter's words cross the REJ's private data, in UTF-8
+                assertEquals("Connection refused by policy: no 42 here, d\u00e9j\u00e0 vu", cause.getMessage());
                 assertEquals(0, endpoints.get());
+                assertEquals("rxe0", device.get());
             }
         }
     }

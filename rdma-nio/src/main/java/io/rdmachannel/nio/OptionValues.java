@@ -8,6 +8,7 @@ import static java.net.StandardSocketOptions.SO_REUSEADDR;
 import static java.net.StandardSocketOptions.SO_SNDBUF;
 import static java.net.StandardSocketOptions.TCP_NODELAY;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_BUSY_POLL;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_CONNECTION_FILTER;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_INLINE_SIZE;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH_POLICY;
@@ -23,6 +24,9 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import io.rdmachannel.channel.cm.ConnectionRequest;
+import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.stream.StreamOptions;
 
 /**
@@ -35,7 +39,8 @@ final class OptionValues {
         SO_LINGER, TCP_NODELAY, IP_TOS, RDMA_SEND_QUEUE_SIZE, RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE,
         RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH);
     static final Set<SocketOption<?>> SERVER_OPTIONS = Set.of(SO_RCVBUF, SO_REUSEADDR, RDMA_SEND_QUEUE_SIZE,
-        RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH);
+        RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH,
+        RDMA_CONNECTION_FILTER);
     /** The options a channel's TCP path takes over from what the application set. */
     private static final Set<SocketOption<?>> PLATFORM_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE,
         SO_REUSEADDR, SO_LINGER, TCP_NODELAY, IP_TOS);
@@ -49,11 +54,28 @@ final class OptionValues {
     private int trafficClass;
     private int busyPollMicros = (int) (stream.busyPollNanos() / 1000);
     private RdmaPathPolicy pathPolicy;
+    /** Read by the connection manager's thread for each request: see {@link #checkRequest}. */
+    private volatile RdmaConnectionFilter connectionFilter;
     /** The standard options the application set, in order: a TCP path applies these and no others. */
     private final Set<SocketOption<?>> setByApplication = new LinkedHashSet<>();
 
     OptionValues(final boolean reuseAddress) {
         this.reuseAddress = reuseAddress;
+        // the listener keeps a copy of the stream options; through this it sees a filter set after bind too
+        stream.requestFilter(this::checkRequest);
+    }
+
+    /**
+     * The stream listener's host policy: the application's {@link RdmaConnectionFilter}, if it set one.
+     */
+    private Rejection checkRequest(final ConnectionRequest request) {
+        final RdmaConnectionFilter filter = connectionFilter;
+        if (filter == null) {
+            return null;
+        }
+        final String reason = filter.check(new RdmaConnectionRequest(request.remoteAddress(),
+            request.localAddress(), request.deviceName(), request.privateData()));
+        return reason == null ? null : new Rejection(RejectReason.POLICY, reason);
     }
 
     /**
@@ -75,7 +97,8 @@ final class OptionValues {
         if (!supported.contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
-        if (!name.type().isInstance(value)) {
+        // null removes a connection filter; every other option needs a value
+        if (!name.type().isInstance(value) && !(value == null && name == RDMA_CONNECTION_FILTER)) {
             throw new IllegalArgumentException("Invalid value '" + value + "'");
         }
     }
@@ -135,6 +158,8 @@ final class OptionValues {
             busyPollMicros = micros;
         } else if (name == RDMA_PATH_POLICY) {
             pathPolicy = (RdmaPathPolicy) Objects.requireNonNull(value, "RDMA_PATH_POLICY");
+        } else if (name == RDMA_CONNECTION_FILTER) {
+            connectionFilter = (RdmaConnectionFilter) value;
         } else {
             throw new AssertionError(name);
         }
@@ -165,6 +190,8 @@ final class OptionValues {
             return busyPollMicros;
         } else if (name == RDMA_PATH_POLICY) {
             return pathPolicy;
+        } else if (name == RDMA_CONNECTION_FILTER) {
+            return connectionFilter;
         }
         throw new AssertionError(name);
     }

@@ -1,5 +1,7 @@
 package io.rdmachannel.nio;
 
+import io.rdmachannel.channel.internal.AddressPrefixes;
+
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -189,22 +191,7 @@ final class PathRules {
             if (network == null) {
                 return true;
             }
-            final byte[] bytes = address.getAddress();
-            if (bytes.length != network.length) {
-                return false;
-            }
-            final int whole = prefix / 8;
-            for (int i = 0; i < whole; i++) {
-                if (bytes[i] != network[i]) {
-                    return false;
-                }
-            }
-            final int rest = prefix % 8;
-            if (rest == 0) {
-                return true;
-            }
-            final int mask = 0xFF00 >> rest & 0xFF;
-            return (bytes[whole] & mask) == (network[whole] & mask);
+            return AddressPrefixes.matches(address.getAddress(), network, prefix);
         }
 
         private static int number(final String where, final String line, final String text, final String what) {

@@ -56,6 +56,16 @@ public final class RdmaSocketOptions {
      */
     public static final SocketOption<RdmaPath> RDMA_PATH = new RdmaOption<>("RDMA_PATH", RdmaPath.class);
 
+    /**
+     * A server channel's host policy ({@link RdmaConnectionFilter}): decides on each RDMA connection request before
+     * anything is committed to it; a refused client's connect fails with {@code "Connection refused by policy: "}
+     * and the filter's reason. Server channels only; {@code null} (the default) accepts every request. It may be set
+     * before or after {@code bind}, and applies to the requests that arrive after it is set. Peers that reach an
+     * {@link RdmaPathPolicy#RDMA_PREFERRED} listener over TCP do not pass it.
+     */
+    public static final SocketOption<RdmaConnectionFilter> RDMA_CONNECTION_FILTER = new RdmaOption<>(
+        "RDMA_CONNECTION_FILTER", RdmaConnectionFilter.class);
+
     private RdmaSocketOptions() {
     }
 

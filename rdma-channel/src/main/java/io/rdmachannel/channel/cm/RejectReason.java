@@ -53,11 +53,22 @@ public enum RejectReason {
      * @return a new exception with {@link #message()}.
      */
     public ConnectException exception() {
+        return exception("");
+    }
+
+    /**
+     * Like {@link #exception()}, with the listener's words after the message (for example the host policy's reason).
+     *
+     * @param detail the words; nothing is added when empty.
+     * @return a new exception.
+     */
+    public ConnectException exception(final String detail) {
+        final String text = detail.isEmpty() ? message : message + ": " + detail;
         return switch (this) {
-            case NO_LISTENER -> new NoRdmaPathException(NoRdmaPathException.Reason.NO_LISTENER, message);
+            case NO_LISTENER -> new NoRdmaPathException(NoRdmaPathException.Reason.NO_LISTENER, text);
             case UNSUPPORTED_PROTOCOL -> new NoRdmaPathException(NoRdmaPathException.Reason.UNSUPPORTED_PROTOCOL,
-                message);
-            default -> new ConnectException(message);
+                text);
+            default -> new ConnectException(text);
         };
     }
 

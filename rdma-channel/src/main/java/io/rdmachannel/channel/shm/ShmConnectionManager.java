@@ -5,9 +5,11 @@ import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmEndpointFactory;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
+import io.rdmachannel.channel.cm.ConnectionRequest;
 import io.rdmachannel.channel.cm.ConnectionRequestFilter;
 import io.rdmachannel.channel.cm.NoRdmaPathException;
 import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.internal.LocalAddresses;
 import io.rdmachannel.channel.internal.PlatformChannels;
@@ -22,6 +24,7 @@ import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -35,6 +38,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.UserPrincipal;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -44,6 +48,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -552,9 +558,7 @@ final class ShmConnectionManager implements ConnectionManager {
             } else {
                 switch (type) {
                     case REP -> onReply(message);
-                    case REJ -> {
-                        fail(RejectReason.fromCode(message.get()).exception(), null);
-                    }
+                    case REJ -> fail(rejection(message).exception(), null);
                     default -> throw new IOException("unexpected handshake message " + type + " at the connector");
                 }
             }
@@ -573,6 +577,11 @@ final class ShmConnectionManager implements ConnectionManager {
             source = ShmAddresses.get(message);
             target = ShmAddresses.get(message);
             peerPrivateData = getPrivateData(message);
+            final String impostor = identityProblem();
+            if (impostor != null) {
+                reject(new Rejection(RejectReason.POLICY, impostor));
+                return;
+            }
             if (listener.closed) {
                 reject(RejectReason.CLOSING);
                 return;
@@ -581,7 +590,14 @@ final class ShmConnectionManager implements ConnectionManager {
                 reject(RejectReason.BACKLOG_FULL);
                 return;
             }
-            final RejectReason refused = listener.filter.check(source, target, peerPrivateData.asReadOnlyBuffer());
+            Rejection refused;
+            try {
+                refused = listener.filter.check(new ConnectionRequest(source, target, device.name(),
+                    peerPrivateData.asReadOnlyBuffer()));
+            } catch (final RuntimeException ex) {
+                LOG.warn("shm listener {}: the connection request filter failed", listener.localAddress, ex);
+                refused = new Rejection(RejectReason.POLICY, "the listener's filter failed");
+            }
             if (refused != null) {
                 reject(refused);
                 return;
@@ -610,6 +626,29 @@ final class ShmConnectionManager implements ConnectionManager {
             frame.put(device.gid()).putInt(queuePair.number()).putInt(psn);
             putPrivateData(frame, privateData);
             send(frame);
+        }
+
+        /**
+         * What is wrong with who the requester says it is, or {@code null}: a shm requester is a process of this host
+         * (its address must be one of this host's, which it claims in its request and nothing else proves), and of
+         * this user (its socket's peer credentials, which the kernel gives, must name the owner of the folder; the
+         * folder's mode keeps other users out, so this holds unless the folder was tampered with). A listener's
+         * policy then sees an address the requester may have chosen among this host's, never a foreign one.
+         */
+        private String identityProblem() {
+            if (!isLocal(source)) {
+                return "the requester claims " + describe(source) + ", not an address of this host";
+            }
+            try {
+                final UnixDomainPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED);
+                final UserPrincipal owner = Files.getOwner(directory);
+                if (!peer.user().equals(owner)) {
+                    return "the requester runs as " + peer.user().getName() + ", not as " + owner.getName();
+                }
+            } catch (final IOException | UnsupportedOperationException ex) {
+                return "the requester's credentials cannot be read: " + ex.getMessage();
+            }
+            return null;
         }
 
         /** Active side: the listener accepted. */
@@ -648,12 +687,39 @@ final class ShmConnectionManager implements ConnectionManager {
         }
 
         private void reject(final RejectReason reason) throws IOException {
+            reject(Rejection.of(reason));
+        }
+
+        /** A REJ: the reason's code, then as private data the whole rejection with its detail. */
+        private void reject(final Rejection rejection) throws IOException {
             final ByteBuffer frame = frame(REJ);
-            frame.put((byte) reason.code());
-            putPrivateData(frame, null);
+            frame.put((byte) rejection.reason().code());
+            final ByteBuffer encoded = ByteBuffer.allocate(Rejection.MAX_ENCODED_BYTES);
+            rejection.encode(encoded);
+            putPrivateData(frame, encoded.flip());
             send(frame);
-            LOG.debug("shm listener {} rejected {}: {}", listener.localAddress, source, reason);
+            LOG.debug("shm listener {} rejected {}: {}", listener.localAddress, source, rejection);
             fail(null, null);
+        }
+
+        /**
+         * The connector's reading of a REJ: the reason's code, and the detail from its private data when that is
+         * well formed and names the same reason (older listeners send none).
+         */
+        private static Rejection rejection(final ByteBuffer message) {
+            final RejectReason reason = RejectReason.fromCode(message.get());
+            try {
+                final ByteBuffer data = getPrivateData(message);
+                if (data.hasRemaining()) {
+                    final Rejection sent = Rejection.decode(data);
+                    if (sent.reason() == reason) {
+                        return sent;
+                    }
+                }
+            } catch (final IOException | BufferUnderflowException ex) {
+                // a malformed detail: the reason alone
+            }
+            return Rejection.of(reason);
         }
 
         private ByteBuffer frame(final int type) {

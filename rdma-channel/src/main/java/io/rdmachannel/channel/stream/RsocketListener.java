@@ -2,17 +2,23 @@ package io.rdmachannel.channel.stream;
 
 import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmListener;
+import io.rdmachannel.channel.cm.ConnectionRequest;
 import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
 
 import java.net.SocketAddress;
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A listening stream endpoint. The connection manager establishes connections as requests arrive; they wait here
  * until accepted. Requests beyond the backlog are rejected before any resource is allocated.
  */
 final class RsocketListener implements StreamListener {
+    private static final Logger LOG = LoggerFactory.getLogger(RsocketListener.class);
+
     private final RsocketTransport transport;
     private final StreamOptions options;
     private final int backlog;
@@ -36,17 +42,34 @@ final class RsocketListener implements StreamListener {
     }
 
     /**
-     * The connection manager's filter: refuse when closed or when the backlog is full.
+     * The connection manager's filter: refuse when closed or when the backlog is full, then when the JVM's allow
+     * and deny lists say so ({@link HostPolicy}), then ask the listener's own filter
+     * ({@link StreamOptions#requestFilter()}); a filter that throws refuses.
      */
-    synchronized RejectReason check(final SocketAddress remote, final SocketAddress local,
-        final ByteBuffer privateData) {
-        final RejectReason reason = closed ? RejectReason.CLOSING
-            : established.size() + inProgress >= backlog ? RejectReason.BACKLOG_FULL : null;
-        if (reason != null) {
-            transport.onRejected();
-            StreamEvents.rejected(local, remote, reason.name());
+    Rejection check(final ConnectionRequest request) {
+        Rejection rejection;
+        synchronized (this) {
+            rejection = closed ? Rejection.of(RejectReason.CLOSING)
+                : established.size() + inProgress >= backlog ? Rejection.of(RejectReason.BACKLOG_FULL) : null;
         }
-        return reason;
+        if (rejection == null) {
+            rejection = transport.hostPolicy().check(request);
+        }
+        if (rejection == null) {
+            try {
+                rejection = options.requestFilter().check(request);
+            } catch (final RuntimeException ex) {
+                LOG.warn("listener {}: the connection request filter failed on a request from {}",
+                    request.localAddress(), request.remoteAddress(), ex);
+                rejection = new Rejection(RejectReason.POLICY, "the listener's filter failed");
+            }
+        }
+        if (rejection != null) {
+            transport.onRejected();
+            StreamEvents.rejected(request.localAddress(), request.remoteAddress(), rejection.detail().isEmpty()
+                ? rejection.reason().name() : rejection.reason().name() + ": " + rejection.detail());
+        }
+        return rejection;
     }
 
     synchronized CmEndpoint newEndpoint(final SocketAddress remote) {

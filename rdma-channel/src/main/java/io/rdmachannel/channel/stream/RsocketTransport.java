@@ -39,6 +39,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
 
     private final RdmaProvider provider;
     private final StreamConfiguration configuration;
+    private final HostPolicy hostPolicy;
     private final ConnectionManager connectionManager;
     private final Map<RdmaDevice, DeviceContext> contexts = new IdentityHashMap<>();
     private static final long LINGER_TICK_MICROS = 1000;
@@ -61,6 +62,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         provider.ensureAvailability();
         this.provider = provider;
         this.configuration = StreamConfiguration.fromSystemProperties();
+        this.hostPolicy = HostPolicy.fromSystemProperties();
         if (configuration.iomapEntries() != 0) {
             throw new UnsupportedOperationException(StreamConfiguration.IOMAP_ENTRIES_PROP_NAME + "="
                 + configuration.iomapEntries() + ": direct placement (riomap/riowrite) is not implemented yet; use 0");
@@ -177,6 +179,11 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
 
     StreamConfiguration configuration() {
         return configuration;
+    }
+
+    /** The allow and deny lists every listener of this transport applies. */
+    HostPolicy hostPolicy() {
+        return hostPolicy;
     }
 
     /**

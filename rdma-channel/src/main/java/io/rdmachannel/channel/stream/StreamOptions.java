@@ -1,5 +1,9 @@
 package io.rdmachannel.channel.stream;
 
+import io.rdmachannel.channel.cm.ConnectionRequestFilter;
+
+import java.util.Objects;
+
 /**
  * Per-connection settings (what {@code SocketOption}s of the NIO face set). Fluent, mutable, copied by the
  * transport. The defaults come from {@link StreamConfiguration} (rsockets' defaults unless the
@@ -26,6 +30,7 @@ public final class StreamOptions {
     private int inlineSize;
     private long busyPollNanos;
     private boolean keepAlive;
+    private ConnectionRequestFilter requestFilter = ConnectionRequestFilter.ACCEPT_ALL;
 
     /**
      * The defaults of this JVM: {@link StreamConfiguration#fromSystemProperties()}, read on first use.
@@ -85,6 +90,29 @@ public final class StreamOptions {
         this.inlineSize = other.inlineSize;
         this.busyPollNanos = other.busyPollNanos;
         this.keepAlive = other.keepAlive;
+        this.requestFilter = other.requestFilter;
+    }
+
+    /**
+     * Set a listener's host policy: the filter every connection request passes, after the listener's own checks
+     * (closing, backlog full) and before anything is allocated for it; its rejection, with its words, is what the
+     * requester's connect fails with. Effective for listeners made after this is set.
+     *
+     * @param filter the filter; {@link ConnectionRequestFilter#ACCEPT_ALL} for none.
+     * @return this.
+     */
+    public StreamOptions requestFilter(final ConnectionRequestFilter filter) {
+        this.requestFilter = Objects.requireNonNull(filter, "filter");
+        return this;
+    }
+
+    /**
+     * The listener's host policy.
+     *
+     * @return the filter, {@link ConnectionRequestFilter#ACCEPT_ALL} by default.
+     */
+    public ConnectionRequestFilter requestFilter() {
+        return requestFilter;
     }
 
     /**

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -135,6 +137,22 @@ class StreamEventsTest {
      *
      * @return the writer's address.
      */
+    @Test
+    void shouldRecordTheWordsOfAPolicyRejection() throws Exception {
+        final BlockingStream.Waker waker = new BlockingStream.Waker();
+        recording.start();
+        try (StreamListener listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            4, new StreamOptions().requestFilter(request -> new Rejection(RejectReason.POLICY, "maintenance")),
+            waker)) {
+            assertThrows(IOException.class, () -> BlockingStream.connect(transport.connect(listener.localAddress(),
+                null, new StreamOptions(), waker), waker));
+        }
+        recording.stop();
+        final List<RecordedEvent> rejected = named(events(), "io.rdmachannel.ConnectionRejected");
+        assertEquals(1, rejected.size(), rejected::toString);
+        assertEquals("POLICY: maintenance", rejected.get(0).getString("reason"));
+    }
+
     private static InetSocketAddress stallOnce(final StreamTransport transport) throws Exception {
         final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
         final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
