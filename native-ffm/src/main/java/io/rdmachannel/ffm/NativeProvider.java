@@ -121,7 +121,7 @@ public final class NativeProvider implements RdmaProvider {
     public ConnectionManager openConnectionManager(String name) throws IOException {
         if (name != null && !RdmaCmConnectionManager.NAME.equals(name)) {
             throw new IllegalArgumentException("the native provider has no connection manager named '" + name
-                + "'; it offers " + RdmaCmConnectionManager.NAME);
+                + "'; it offers " + RdmaCmConnectionManager.NAME + ", and every provider offers oob");
         }
         ensureAvailability();
         return new RdmaCmConnectionManager(this);

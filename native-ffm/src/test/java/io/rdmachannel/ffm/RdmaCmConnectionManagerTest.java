@@ -38,9 +38,10 @@ class RdmaCmConnectionManagerTest {
     @Test
     void shouldRefuseUnknownConnectionManagerNames() {
         IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
-            () -> new NativeProvider().openConnectionManager("oob"));
+            () -> new NativeProvider().openConnectionManager("ucx"));
 
-        assertEquals("the native provider has no connection manager named 'oob'; it offers rdma_cm",
+        assertEquals("the native provider has no connection manager named 'ucx'; it offers rdma_cm, and every "
+            + "provider offers oob",
             error.getMessage());
     }
 

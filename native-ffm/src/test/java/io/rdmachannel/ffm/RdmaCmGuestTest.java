@@ -10,6 +10,7 @@ import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
+import io.rdmachannel.channel.cm.ConnectionRequest;
 import io.rdmachannel.channel.cm.RejectReason;
 import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.spi.AccessFlags;
@@ -45,6 +46,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -102,16 +104,43 @@ class RdmaCmGuestTest {
 
     @Test
     void shouldEchoBothWaysAndHalfClose() throws Exception {
+        echoBothWays(transport, "rdma_cm", new StreamOptions());
+    }
+
+    /**
+     * The same stream with the queue pairs connected by the {@code oob} manager: a TCP side channel and the states
+     * set by hand, on rxe0's GID for 192.0.2.1 (which the listener's filter sees as the device and the address).
+     */
+    @Test
+    void shouldEchoBothWaysOverTheOobConnectionManager() throws Exception {
+        StreamTransport oob = StreamTransports.open(RdmaProviders.byName("native"), "oob");
+        try {
+            assertTrue(oob.toString().contains("cm=oob"), oob.toString());
+            List<ConnectionRequest> requests = new CopyOnWriteArrayList<>();
+            echoBothWays(oob, "oob", new StreamOptions().requestFilter(request -> {
+                requests.add(request);
+                return null;
+            }));
+            assertEquals(1, requests.size());
+            assertEquals("rxe0", requests.getFirst().deviceName());
+            assertEquals(GUEST_ADDRESS, ((InetSocketAddress) requests.getFirst().remoteAddress()).getAddress()
+                .getHostAddress());
+        } finally {
+            StreamTransports.close(oob);
+        }
+    }
+
+    private void echoBothWays(StreamTransport over, String label, StreamOptions listenerOptions) throws Exception {
         long total = 4L << 20;
         Waker serverWaker = new Waker();
-        try (StreamListener listener = transport.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 8,
-            new StreamOptions(), serverWaker)) {
+        try (StreamListener listener = over.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 8, listenerOptions,
+            serverWaker)) {
             InetSocketAddress bound = (InetSocketAddress) listener.localAddress();
-            System.out.println("rdma_cm listener on " + bound);
+            System.out.println(label + " listener on " + bound);
             assertTrue(bound.getPort() > 0, bound.toString());
             CompletableFuture<Long> server = CompletableFuture.supplyAsync(() -> echo(listener, serverWaker), threads);
             Waker clientWaker = new Waker();
-            try (StreamConnection client = connect(transport.connect(bound, null, new StreamOptions(), clientWaker),
+            try (StreamConnection client = connect(over.connect(bound, null, new StreamOptions(), clientWaker),
                 clientWaker)) {
                 System.out.println("client " + client.localAddress() + " -> " + client.remoteAddress());
                 assertEquals(bound, client.remoteAddress());
@@ -130,7 +159,7 @@ class RdmaCmGuestTest {
                 assertEquals(total, count, client.describe());
                 assertEquals(sentCrc, received.getValue(), client.describe());
                 assertEquals(sentCrc, server.get(WAIT_SECONDS, TimeUnit.SECONDS));
-                System.out.printf("rdma_cm echo: %d MiB each way in %.1f ms%n", total >> 20,
+                System.out.printf("%s echo: %d MiB each way in %.1f ms%n", label, total >> 20,
                     (System.nanoTime() - start) / 1e6);
             }
         }

@@ -42,13 +42,15 @@ final class ContractTransports {
      * Every transport under test; the JDK oracle comes first. {@code rdma-shm-iwarp} runs the whole suite in the
      * stream's message mode, on shm devices emulating iWARP; it has no IPv6 twin (the address family does not
      * change how messages travel). {@code rdma-shm-nodes} runs it with listeners and clients on two shm nodes, so
-     * that every connection crosses nodes as a connection between two processes does.
+     * that every connection crosses nodes as a connection between two processes does. {@code rdma-shm-oob} runs it
+     * with the queue pairs connected by the {@code oob} manager (a TCP side channel) instead of shm's rendezvous.
      */
     static final List<ContractTransport> ALL = selected(Stream.of(
         new JdkTcpTransport(),
         new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_NODES, RdmaTransport.NODES_FABRIC, InetAddress.getLoopbackAddress()),
+        new RdmaTransport(RdmaTransport.SHM_OOB, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress()),
         nativeTransport(),
         DropInTransport.ifInstalled(dropInAddress())));
 

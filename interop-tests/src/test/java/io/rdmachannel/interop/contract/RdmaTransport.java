@@ -22,7 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code shm-iwarp} (the same provider emulating iWARP, so the stream runs in message mode: no immediate data, the
  * active side sends first), {@code shm-nodes} (listeners on one shm node, clients on another, as two processes) or
  * {@code native} (a real device, over an address of its interface, e.g. the soft-RoCE
- * guest's 192.0.2.1). Each fabric gets one {@link RdmaSelectorProvider} over its own stream transport, shared by the
+ * guest's 192.0.2.1), or {@code shm-oob} (shm with its queue pairs connected by the {@code oob} manager's TCP side
+ * channel). Each fabric gets one {@link RdmaSelectorProvider} over its own stream transport, shared by the
  * tests.
  */
 final class RdmaTransport implements ContractTransport {
@@ -36,6 +37,10 @@ final class RdmaTransport implements ContractTransport {
     static final String SHM_NODES = "rdma-shm-nodes";
     /** The fabric of {@link #SHM_NODES}. */
     static final String NODES_FABRIC = "shm-nodes";
+    /** The name of the transport on the shm provider with the {@code oob} connection manager (a TCP side channel). */
+    static final String SHM_OOB = "rdma-shm-oob";
+    /** The fabric of {@link #SHM_OOB}. */
+    static final String OOB_FABRIC = "shm-oob";
     /** The name of the transport on the native provider. */
     static final String NATIVE = "rdma-native";
 
@@ -73,6 +78,7 @@ final class RdmaTransport implements ContractTransport {
         return switch (fabric) {
             case IWARP_FABRIC -> openIwarp();
             case NODES_FABRIC -> TwoNodeStreamTransport.openShm();
+            case OOB_FABRIC -> StreamTransports.open(RdmaProviders.byName("shm"), "oob");
             default -> StreamTransports.open(RdmaProviders.byName(fabric));
         };
     }

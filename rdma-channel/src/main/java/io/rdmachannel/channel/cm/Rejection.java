@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.cm;
 
 import java.net.ConnectException;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
@@ -92,6 +93,29 @@ public record Rejection(RejectReason reason, String detail) {
         } catch (final CharacterCodingException ex) {
             return of(reason);
         }
+    }
+
+    /**
+     * What a requester makes of a rejection that came as a reason code with the encoded rejection beside it: the
+     * rejection sent when it decodes and names the same reason, else the reason alone (a listener that sends no
+     * words, or malformed ones).
+     *
+     * @param reason the reason the rejection's code names.
+     * @param encoded what {@link #encode} wrote, possibly empty.
+     * @return the rejection.
+     */
+    public static Rejection received(final RejectReason reason, final ByteBuffer encoded) {
+        if (encoded.hasRemaining()) {
+            try {
+                final Rejection sent = decode(encoded);
+                if (sent.reason() == reason) {
+                    return sent;
+                }
+            } catch (final BufferUnderflowException ex) {
+                // malformed words: the reason alone
+            }
+        }
+        return of(reason);
     }
 
     private static String clean(final String text) {

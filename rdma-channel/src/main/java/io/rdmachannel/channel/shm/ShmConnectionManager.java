@@ -709,17 +709,10 @@ final class ShmConnectionManager implements ConnectionManager {
         private static Rejection rejection(final ByteBuffer message) {
             final RejectReason reason = RejectReason.fromCode(message.get());
             try {
-                final ByteBuffer data = getPrivateData(message);
-                if (data.hasRemaining()) {
-                    final Rejection sent = Rejection.decode(data);
-                    if (sent.reason() == reason) {
-                        return sent;
-                    }
-                }
+                return Rejection.received(reason, getPrivateData(message));
             } catch (final IOException | BufferUnderflowException ex) {
-                // a malformed detail: the reason alone
+                return Rejection.of(reason);
             }
-            return Rejection.of(reason);
         }
 
         private ByteBuffer frame(final int type) {

@@ -74,7 +74,7 @@ public final class ShmProvider implements RdmaProvider {
     public ConnectionManager openConnectionManager(final String name) throws IOException {
         if (name != null && !ShmConnectionManager.NAME.equals(name)) {
             throw new IllegalArgumentException("the shm provider has no connection manager named '" + name
-                + "'; it offers " + ShmConnectionManager.NAME);
+                + "'; it offers " + ShmConnectionManager.NAME + ", and every provider offers oob");
         }
         final ShmDevice device = (ShmDevice) openDevice(null);
         try {

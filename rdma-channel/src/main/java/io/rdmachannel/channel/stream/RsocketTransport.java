@@ -6,6 +6,7 @@ import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.cm.CmConnection;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
+import io.rdmachannel.channel.cm.oob.OobConnectionManager;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProvider;
 
@@ -67,7 +68,9 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
             throw new UnsupportedOperationException(StreamConfiguration.IOMAP_ENTRIES_PROP_NAME + "="
                 + configuration.iomapEntries() + ": direct placement (riomap/riowrite) is not implemented yet; use 0");
         }
-        this.connectionManager = provider.openConnectionManager(connectionManagerName);
+        // oob needs nothing but the verbs SPI: every provider has it, besides its own managers
+        this.connectionManager = OobConnectionManager.NAME.equals(connectionManagerName)
+            ? new OobConnectionManager(provider) : provider.openConnectionManager(connectionManagerName);
         if (Boolean.parseBoolean(System.getProperty(JMX_PROP_NAME, "true"))) {
             // the platform MBean server takes a while to start the first time: not on the caller's path
             Thread.ofVirtual().name("rdmachannel-jmx").start(this::registerMBean);

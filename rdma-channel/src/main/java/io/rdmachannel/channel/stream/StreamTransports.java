@@ -50,8 +50,22 @@ public final class StreamTransports {
      */
     public static StreamTransport open(final RdmaProvider provider) {
         final String name = System.getProperty(CONNECTION_MANAGER_PROP_NAME, "");
+        return open(provider, name.isEmpty() ? null : name);
+    }
+
+    /**
+     * Open a new transport over a provider with a connection manager: one of the provider's
+     * ({@link RdmaProvider#connectionManagerNames()}) or {@code oob}, which every provider has. The caller owns it.
+     *
+     * @param provider the provider.
+     * @param connectionManager the connection manager's name, or {@code null} for the provider's default.
+     * @return the transport; close it with {@link #close(StreamTransport)}.
+     * @throws UncheckedIOException if the connection manager cannot start.
+     * @throws IllegalArgumentException if the provider has no connection manager of that name.
+     */
+    public static StreamTransport open(final RdmaProvider provider, final String connectionManager) {
         try {
-            return new RsocketTransport(provider, name.isEmpty() ? null : name);
+            return new RsocketTransport(provider, connectionManager);
         } catch (final IOException ex) {
             throw new UncheckedIOException("cannot open the stream transport over provider " + provider.name(), ex);
         }
