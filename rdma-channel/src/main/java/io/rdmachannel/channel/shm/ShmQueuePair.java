@@ -909,6 +909,8 @@ final class ShmQueuePair implements QueuePair {
      */
     private int fail(final ShmSendWorkRequest request, final long sequence, final CompletionStatus status,
         final RemotePeer peerToFail) {
+        // ERROR before the completion: whoever polls the failure sees the queue pair in ERROR, as on hardware
+        moveToErrorLocked();
         complete(request, sequence, status, 0, true);
         if (peerToFail != null) {
             peerToFail.setError();
@@ -917,7 +919,6 @@ final class ShmQueuePair implements QueuePair {
                 sendToPeer(peerToFail, ShmLink.WAKE_CQ, peerToFail.completionQueueId());
             }
         }
-        moveToErrorLocked();
         return DONE;
     }
 
