@@ -9,6 +9,7 @@ import static java.net.StandardSocketOptions.SO_SNDBUF;
 import static java.net.StandardSocketOptions.TCP_NODELAY;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_BUSY_POLL;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_CONNECTION_FILTER;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_CONNECTION_MANAGER;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_INLINE_SIZE;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH_POLICY;
@@ -37,10 +38,10 @@ import io.rdmachannel.channel.stream.StreamOptions;
 final class OptionValues {
     static final Set<SocketOption<?>> CLIENT_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_REUSEADDR,
         SO_LINGER, TCP_NODELAY, IP_TOS, RDMA_SEND_QUEUE_SIZE, RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE,
-        RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH);
+        RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH, RDMA_CONNECTION_MANAGER);
     static final Set<SocketOption<?>> SERVER_OPTIONS = Set.of(SO_RCVBUF, SO_REUSEADDR, RDMA_SEND_QUEUE_SIZE,
         RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH,
-        RDMA_CONNECTION_FILTER);
+        RDMA_CONNECTION_FILTER, RDMA_CONNECTION_MANAGER);
     /** The options a channel's TCP path takes over from what the application set. */
     private static final Set<SocketOption<?>> PLATFORM_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE,
         SO_REUSEADDR, SO_LINGER, TCP_NODELAY, IP_TOS);
@@ -97,8 +98,9 @@ final class OptionValues {
         if (!supported.contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
-        // null removes a connection filter; every other option needs a value
-        if (!name.type().isInstance(value) && !(value == null && name == RDMA_CONNECTION_FILTER)) {
+        // null removes a connection filter or manager choice; every other option needs a value
+        if (!name.type().isInstance(value)
+            && !(value == null && (name == RDMA_CONNECTION_FILTER || name == RDMA_CONNECTION_MANAGER))) {
             throw new IllegalArgumentException("Invalid value '" + value + "'");
         }
     }
@@ -160,6 +162,8 @@ final class OptionValues {
             pathPolicy = (RdmaPathPolicy) Objects.requireNonNull(value, "RDMA_PATH_POLICY");
         } else if (name == RDMA_CONNECTION_FILTER) {
             connectionFilter = (RdmaConnectionFilter) value;
+        } else if (name == RDMA_CONNECTION_MANAGER) {
+            stream.connectionManager((String) value);
         } else {
             throw new AssertionError(name);
         }
@@ -192,6 +196,8 @@ final class OptionValues {
             return pathPolicy;
         } else if (name == RDMA_CONNECTION_FILTER) {
             return connectionFilter;
+        } else if (name == RDMA_CONNECTION_MANAGER) {
+            return stream.connectionManager();
         }
         throw new AssertionError(name);
     }

@@ -66,6 +66,18 @@ public final class RdmaSocketOptions {
     public static final SocketOption<RdmaConnectionFilter> RDMA_CONNECTION_FILTER = new RdmaOption<>(
         "RDMA_CONNECTION_FILTER", RdmaConnectionFilter.class);
 
+    /**
+     * The connection manager of this channel's RDMA connection, by name: one its provider offers ({@code shm},
+     * {@code rdma_cm}) or {@code oob}, which every provider has (a TCP side channel on the RDMA port plus
+     * {@code rdmachannel.oob.portOffset}). Set before {@code connect} on a socket channel, or before {@code bind} on
+     * a server channel (whose accepted connections come through the same manager); the client and the server must
+     * use the same one. {@code null} (the default) is the JVM's, {@code rdmachannel.cm}. An unknown name fails the
+     * connect or bind with an {@link java.io.IOException} that lists the names the provider offers; an empty name
+     * is refused with {@link IllegalArgumentException}.
+     */
+    public static final SocketOption<String> RDMA_CONNECTION_MANAGER = new RdmaOption<>("RDMA_CONNECTION_MANAGER",
+        String.class);
+
     private RdmaSocketOptions() {
     }
 

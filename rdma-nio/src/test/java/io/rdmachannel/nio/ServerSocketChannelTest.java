@@ -123,7 +123,8 @@ class ServerSocketChannelTest {
         assertEquals(Set.of(StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_REUSEADDR,
             RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE, RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE,
             RdmaSocketOptions.RDMA_INLINE_SIZE, RdmaSocketOptions.RDMA_BUSY_POLL, RdmaSocketOptions.RDMA_PATH_POLICY,
-            RdmaSocketOptions.RDMA_PATH, RdmaSocketOptions.RDMA_CONNECTION_FILTER), server.supportedOptions());
+            RdmaSocketOptions.RDMA_PATH, RdmaSocketOptions.RDMA_CONNECTION_FILTER,
+            RdmaSocketOptions.RDMA_CONNECTION_MANAGER), server.supportedOptions());
         assertEquals(true, server.getOption(StandardSocketOptions.SO_REUSEADDR));
         assertThrows(UnsupportedOperationException.class,
             () -> server.setOption(StandardSocketOptions.SO_SNDBUF, 1));

@@ -14,6 +14,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.SocketAddress;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -42,6 +44,8 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
     private final StreamConfiguration configuration;
     private final HostPolicy hostPolicy;
     private final ConnectionManager connectionManager;
+    /** Managers other than the default that channels asked for, by name, in the order they were opened. */
+    private final Map<String, ConnectionManager> otherManagers = new LinkedHashMap<>();
     private final Map<RdmaDevice, DeviceContext> contexts = new IdentityHashMap<>();
     private static final long LINGER_TICK_MICROS = 1000;
 
@@ -69,11 +73,43 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
                 + configuration.iomapEntries() + ": direct placement (riomap/riowrite) is not implemented yet; use 0");
         }
         // oob needs nothing but the verbs SPI: every provider has it, besides its own managers
-        this.connectionManager = OobConnectionManager.NAME.equals(connectionManagerName)
-            ? new OobConnectionManager(provider) : provider.openConnectionManager(connectionManagerName);
+        this.connectionManager = openManager(provider, connectionManagerName);
         if (Boolean.parseBoolean(System.getProperty(JMX_PROP_NAME, "true"))) {
             // the platform MBean server takes a while to start the first time: not on the caller's path
             Thread.ofVirtual().name("rdmachannel-jmx").start(this::registerMBean);
+        }
+    }
+
+    private static ConnectionManager openManager(final RdmaProvider provider, final String name) throws IOException {
+        return OobConnectionManager.NAME.equals(name) ? new OobConnectionManager(provider)
+            : provider.openConnectionManager(name);
+    }
+
+    /**
+     * The connection manager a listener or connection asked for ({@link StreamOptions#connectionManager()}): the
+     * transport's own, or another this provider offers, opened on first use and kept until the transport closes.
+     *
+     * @throws IOException if the transport is closed, or the provider has no manager of that name.
+     */
+    private ConnectionManager manager(final StreamOptions options) throws IOException {
+        final String name = options.connectionManager();
+        if (name == null || name.equals(connectionManager.name())) {
+            return connectionManager;
+        }
+        synchronized (this) {
+            if (closed) {
+                throw new IOException("the stream transport is closed");
+            }
+            ConnectionManager manager = otherManagers.get(name);
+            if (manager == null) {
+                try {
+                    manager = openManager(provider, name);
+                } catch (final IllegalArgumentException ex) {
+                    throw new IOException(ex.getMessage(), ex);
+                }
+                otherManagers.put(name, manager);
+            }
+            return manager;
         }
     }
 
@@ -280,7 +316,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         Objects.requireNonNull(local, "local");
         final RsocketListener listener = new RsocketListener(this, options.copy(), backlog < 1 ? 50 : backlog,
             observer);
-        final CmListener cmListener = connectionManager.listen(local, backlog, listener::check,
+        final CmListener cmListener = manager(options).listen(local, backlog, listener::check,
             listener::newEndpoint);
         listener.bind(cmListener);
         return listener;
@@ -293,7 +329,7 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         final RsocketConnection connection = new RsocketConnection(this, options.copy(), null);
         connection.peerAddress(remote);
         connection.observer(observer);
-        final CmConnection attempt = connectionManager.connect(remote, local, connection);
+        final CmConnection attempt = manager(options).connect(remote, local, connection);
         return new RsocketConnector(connection, attempt);
     }
 
@@ -332,6 +368,14 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         }
         for (final DeviceContext context : contexts.values()) {
             context.close();
+        }
+        final List<ConnectionManager> others;
+        synchronized (this) {
+            others = List.copyOf(otherManagers.values());
+            otherManagers.clear();
+        }
+        for (final ConnectionManager manager : others.reversed()) {
+            manager.close();
         }
         connectionManager.close();
     }

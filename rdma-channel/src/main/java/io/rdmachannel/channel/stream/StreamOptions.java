@@ -31,6 +31,7 @@ public final class StreamOptions {
     private long busyPollNanos;
     private boolean keepAlive;
     private ConnectionRequestFilter requestFilter = ConnectionRequestFilter.ACCEPT_ALL;
+    private String connectionManager;
 
     /**
      * The defaults of this JVM: {@link StreamConfiguration#fromSystemProperties()}, read on first use.
@@ -91,6 +92,34 @@ public final class StreamOptions {
         this.busyPollNanos = other.busyPollNanos;
         this.keepAlive = other.keepAlive;
         this.requestFilter = other.requestFilter;
+        this.connectionManager = other.connectionManager;
+    }
+
+    /**
+     * Choose the connection manager of one listener or connection: one its provider offers (such as {@code shm}
+     * or {@code rdma_cm}) or {@code oob}, which every provider has; {@code null} for the transport's own (the
+     * JVM's {@code rdmachannel.cm}). A manager other than the transport's is opened on first use and kept until
+     * the transport closes. An unknown name fails the listen or connect with an {@link java.io.IOException}.
+     *
+     * @param name the manager's name, or {@code null}.
+     * @return this.
+     * @throws IllegalArgumentException for an empty name.
+     */
+    public StreamOptions connectionManager(final String name) {
+        if (name != null && name.isBlank()) {
+            throw new IllegalArgumentException("a connection manager's name cannot be empty");
+        }
+        this.connectionManager = name;
+        return this;
+    }
+
+    /**
+     * The connection manager chosen for this listener or connection.
+     *
+     * @return its name, or {@code null} for the transport's own.
+     */
+    public String connectionManager() {
+        return connectionManager;
     }
 
     /**

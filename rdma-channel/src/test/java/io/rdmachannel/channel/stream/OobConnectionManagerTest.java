@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.cm.ConnectionRequest;
 import io.rdmachannel.channel.cm.RejectReason;
 import io.rdmachannel.channel.cm.Rejection;
@@ -18,6 +19,8 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -148,6 +151,74 @@ class OobConnectionManagerTest {
         final ByteBuffer reply = exchange(request(1, 1000));
         assertEquals(0, reply.remaining(), "an answer to a malformed request");
         assertTrue(requests.isEmpty(), "the filter saw " + requests);
+    }
+
+    @Test
+    void shouldFreeTheSideChannelsPortWhenTheListenerCloses() throws IOException {
+        // a virtual thread blocked in accept keeps the socket until it wakes: close must wait for it
+        for (int round = 0; round < 50; round++) {
+            final StreamListener once = server.listen(new InetSocketAddress(LOOPBACK, 0), 8, new StreamOptions(),
+                new BlockingStream.Waker());
+            final int port = ((InetSocketAddress) once.localAddress()).getPort();
+            once.close();
+            try (ServerSocketChannel again = ServerSocketChannel.open()) {
+                again.bind(new InetSocketAddress(LOOPBACK, sidePort(port)));
+            }
+        }
+    }
+
+    @Test
+    void shouldConnectByGidThroughTheAddressItEmbeds() throws Exception {
+        // ::ffff:127.0.0.1 is the RoCE GID of the loopback address: the side channel goes there
+        final byte[] gid = new byte[16];
+        gid[10] = (byte) 0xff;
+        gid[11] = (byte) 0xff;
+        System.arraycopy(LOOPBACK.getAddress(), 0, gid, 12, 4);
+        final BlockingStream.Waker waker = new BlockingStream.Waker();
+        try (StreamListener byGid = server.listen(IbSocketAddress.of(gid, 0), 8, new StreamOptions().requestFilter(
+            request -> {
+                requests.add(request);
+                return null;
+            }), waker)) {
+            final IbSocketAddress bound = (IbSocketAddress) byGid.localAddress();
+            assertArrayEquals(gid, bound.gid());
+            assertTrue(bound.port() > 0, bound.toString());
+            try (StreamConnection connector = BlockingStream.connect(client.connect(bound, null,
+                new StreamOptions(), waker), waker);
+                StreamConnection accepted = BlockingStream.accept(byGid, waker)) {
+                assertEquals(bound, connector.remoteAddress());
+                final IbSocketAddress requester = (IbSocketAddress) accepted.remoteAddress();
+                assertArrayEquals(gid, requester.gid());
+                assertEquals(connector.localAddress(), requester);
+                assertEquals(requester, requests.getFirst().remoteAddress());
+                final byte[] hello = "hello by GID".getBytes(StandardCharsets.US_ASCII);
+                BlockingStream.writeFully(connector, ByteBuffer.wrap(hello), waker);
+                final ByteBuffer received = ByteBuffer.allocate(hello.length);
+                while (received.hasRemaining()) {
+                    assertTrue(BlockingStream.read(accepted, received, waker) > 0, "end of stream");
+                }
+                assertArrayEquals(hello, received.array());
+            }
+        }
+    }
+
+    @Test
+    void shouldSayWhichGidAddressesTheSideChannelCannotReach() {
+        final byte[] loopbackGid = new byte[16];
+        loopbackGid[15] = 1;
+        final UnsupportedAddressTypeException serviceId = assertThrows(UnsupportedAddressTypeException.class,
+            () -> client.connect(IbSocketAddress.of(loopbackGid, IbSocketAddress.DEFAULT_PKEY, 0x1000000000000001L),
+                null, new StreamOptions(), new BlockingStream.Waker()));
+        assertTrue(serviceId.getMessage().contains("stream port-space addresses"), serviceId.getMessage());
+        final UnsupportedAddressTypeException partition = assertThrows(UnsupportedAddressTypeException.class,
+            () -> client.connect(IbSocketAddress.parse("ib:[::1]:7471?pkey=0x8001"), null, new StreamOptions(),
+                new BlockingStream.Waker()));
+        assertTrue(partition.getMessage().contains("default partition"), partition.getMessage());
+        final UnsupportedAddressTypeException notOurs = assertThrows(UnsupportedAddressTypeException.class,
+            () -> server.listen(IbSocketAddress.parse("ib:[fe80::6:5:4:3]:7471"), 8, new StreamOptions(),
+                new BlockingStream.Waker()));
+        assertTrue(notOurs.getMessage().contains("no interface of this host has the link-local address"),
+            notOurs.getMessage());
     }
 
     /** The side channel's port of an RDMA port, with the default offset: past 65535 it wraps to 1. */

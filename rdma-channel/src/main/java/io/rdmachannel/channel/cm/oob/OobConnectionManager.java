@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.cm.oob;
 
+import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.cm.CmConnection;
 import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmEndpointFactory;
@@ -15,7 +16,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.UnsupportedAddressTypeException;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.Set;
@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * {@value #PORT_OFFSET_PROP_NAME}, default {@value #PORT_OFFSET_DEFAULT}), so that a drop-in server's TCP listener
  * on {@code P} does not collide with it. The addresses a connection reports (and a listener's filter sees) are the
  * side channel's, ports mapped back: the requester's is the one the kernel saw, never one it claims. The device is
- * the one whose GID is the side channel's local address (RoCE), else the provider's first.
+ * the one whose GID is the side channel's local address (RoCE), else the provider's first. An
+ * {@link IbSocketAddress} is taken as a RoCE GID, which is an IP address ({@link OobAddresses}): the side channel
+ * goes to that address, and the connection's addresses are reported as GIDs.
  *
  * <p>Each handshake runs on a virtual thread of its own with blocking I/O, bounded by
  * {@value #CONNECT_TIMEOUT_PROP_NAME} (default {@value #CONNECT_TIMEOUT_DEFAULT} ms) from its start; the wire
@@ -119,8 +121,10 @@ public final class OobConnectionManager implements ConnectionManager {
         return sidePort == 0 ? 0 : ((sidePort - 1 - portOffset) % MAX_PORT + MAX_PORT) % MAX_PORT + 1;
     }
 
-    InetSocketAddress rdmaAddress(final InetSocketAddress side) {
-        return new InetSocketAddress(side.getAddress(), rdmaPort(side.getPort()));
+    /** The address a side channel's address stands for, in the family the user chose. */
+    SocketAddress rdmaAddress(final InetSocketAddress side, final boolean gidAddressing) {
+        return OobAddresses.present(new InetSocketAddress(side.getAddress(), rdmaPort(side.getPort())),
+            gidAddressing);
     }
 
     // ----- listening -----
@@ -128,10 +132,11 @@ public final class OobConnectionManager implements ConnectionManager {
     @Override
     public CmListener listen(final SocketAddress local, final int backlog, final ConnectionRequestFilter filter,
         final CmEndpointFactory factory) throws IOException {
-        final InetSocketAddress address = check(local);
+        final InetSocketAddress address = OobAddresses.toInet(local, true, devices::hasGid);
         ensureOpen();
         final ServerSocketChannel server = bind(address, backlog < 1 ? 50 : backlog);
-        final OobListener listener = new OobListener(this, server, backlog < 1 ? 50 : backlog, filter, factory);
+        final OobListener listener = new OobListener(this, server, backlog < 1 ? 50 : backlog, filter, factory,
+            local instanceof IbSocketAddress);
         listeners.add(listener);
         if (closed) {
             listener.close();
@@ -175,25 +180,15 @@ public final class OobConnectionManager implements ConnectionManager {
     @Override
     public CmConnection connect(final SocketAddress remote, final SocketAddress local, final CmEndpoint endpoint)
         throws IOException {
-        final InetSocketAddress target = check(remote);
-        final InetSocketAddress source = local == null ? null : check(local);
-        if (target.isUnresolved()) {
-            throw new IOException("unresolved address: " + target);
-        }
+        final InetSocketAddress target = OobAddresses.toInet(remote, false, devices::hasGid);
+        final InetSocketAddress source = local == null ? null : OobAddresses.toInet(local, true, devices::hasGid);
         ensureOpen();
         final OobHandshake handshake = OobHandshake.connector(this, endpoint,
             new InetSocketAddress(target.getAddress(), sidePort(target.getPort())),
-            source == null ? null : new InetSocketAddress(source.getAddress(), sidePort(source.getPort())));
+            source == null ? null : new InetSocketAddress(source.getAddress(), sidePort(source.getPort())),
+            remote instanceof IbSocketAddress);
         handshake.start();
         return handshake;
-    }
-
-    private static InetSocketAddress check(final SocketAddress address) {
-        if (address instanceof InetSocketAddress inet) {
-            return inet;
-        }
-        // GID addressing goes through the side channel's IP address, which a RoCE GID embeds: not done yet
-        throw new UnsupportedAddressTypeException();
     }
 
     // ----- what the handshakes use -----

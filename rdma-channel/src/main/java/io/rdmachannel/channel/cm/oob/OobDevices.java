@@ -46,10 +46,30 @@ final class OobDevices implements AutoCloseable {
      * @throws IOException if no device can be opened.
      */
     synchronized Local forAddress(final InetAddress address) throws IOException {
+        final List<RdmaDevice> devices = openAll();
+        final Local match = find(devices, gidOf(address));
+        if (match != null) {
+            return match;
+        }
+        final RdmaDevice first = devices.getFirst();
+        return new Local(first, PORT, first.queryGid(PORT, 0));
+    }
+
+    /**
+     * Whether a device of the provider has this GID (false when none can be opened).
+     */
+    synchronized boolean hasGid(final byte[] gid) {
+        try {
+            return find(openAll(), gid) != null;
+        } catch (final IOException ex) {
+            return false;
+        }
+    }
+
+    private List<RdmaDevice> openAll() throws IOException {
         if (closed) {
             throw new IOException("the oob connection manager is closed");
         }
-        final byte[] wanted = gidOf(address);
         final List<String> names = provider.deviceNames();
         if (names.isEmpty()) {
             throw new IOException("the " + provider.name() + " provider has no device");
@@ -58,6 +78,10 @@ final class OobDevices implements AutoCloseable {
         for (final String name : names) {
             devices.add(open(name));
         }
+        return devices;
+    }
+
+    private static Local find(final List<RdmaDevice> devices, final byte[] wanted) {
         for (final RdmaDevice device : devices) {
             for (int index = 0; index < MAX_GID_INDEX; index++) {
                 final byte[] gid;
@@ -71,8 +95,7 @@ final class OobDevices implements AutoCloseable {
                 }
             }
         }
-        final RdmaDevice first = devices.getFirst();
-        return new Local(first, PORT, first.queryGid(PORT, 0));
+        return null;
     }
 
     private RdmaDevice open(final String name) throws IOException {

@@ -15,6 +15,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -61,6 +62,7 @@ final class OobHandshake implements CmConnection {
     private final long deadline;
     private final InetSocketAddress target;
     private final InetSocketAddress bindAddress;
+    private final boolean gidAddressing;
     private CmEndpoint endpoint;
     private volatile SocketChannel socket;
     private volatile String cancelled;
@@ -73,8 +75,10 @@ final class OobHandshake implements CmConnection {
     private int psn;
 
     private OobHandshake(final OobConnectionManager manager, final OobListener listener, final CmEndpoint endpoint,
-        final SocketChannel socket, final InetSocketAddress target, final InetSocketAddress bindAddress) {
+        final SocketChannel socket, final InetSocketAddress target, final InetSocketAddress bindAddress,
+        final boolean gidAddressing) {
         this.manager = manager;
+        this.gidAddressing = gidAddressing;
         this.listener = listener;
         this.endpoint = endpoint;
         this.socket = socket;
@@ -84,13 +88,13 @@ final class OobHandshake implements CmConnection {
     }
 
     static OobHandshake connector(final OobConnectionManager manager, final CmEndpoint endpoint,
-        final InetSocketAddress sideTarget, final InetSocketAddress sideBind) {
-        return new OobHandshake(manager, null, endpoint, null, sideTarget, sideBind);
+        final InetSocketAddress sideTarget, final InetSocketAddress sideBind, final boolean gidAddressing) {
+        return new OobHandshake(manager, null, endpoint, null, sideTarget, sideBind, gidAddressing);
     }
 
     static OobHandshake acceptor(final OobConnectionManager manager, final OobListener listener,
         final SocketChannel socket) {
-        return new OobHandshake(manager, listener, null, socket, null, null);
+        return new OobHandshake(manager, listener, null, socket, null, null, listener.gidAddressing());
     }
 
     void start() {
@@ -148,8 +152,8 @@ final class OobHandshake implements CmConnection {
             moveToReadyToSend(peer);
             send(frame(RTU));
             end();
-            endpoint.established(peer.privateData().asReadOnlyBuffer(), manager.rdmaAddress(localSide),
-                manager.rdmaAddress(remoteSide));
+            endpoint.established(peer.privateData().asReadOnlyBuffer(), manager.rdmaAddress(localSide,
+                gidAddressing), manager.rdmaAddress(remoteSide, gidAddressing));
         } catch (final IOException | RuntimeException ex) {
             failActive(ex);
         } finally {
@@ -188,8 +192,8 @@ final class OobHandshake implements CmConnection {
             final Peer peer = Peer.read(request);
             final InetSocketAddress remoteSide = (InetSocketAddress) socket.getRemoteAddress();
             final InetSocketAddress localSide = (InetSocketAddress) socket.getLocalAddress();
-            final InetSocketAddress source = manager.rdmaAddress(remoteSide);
-            final InetSocketAddress here = manager.rdmaAddress(localSide);
+            final SocketAddress source = manager.rdmaAddress(remoteSide, gidAddressing);
+            final SocketAddress here = manager.rdmaAddress(localSide, gidAddressing);
             if (listener.isClosed()) {
                 reject(Rejection.of(RejectReason.CLOSING));
                 return;
@@ -223,7 +227,7 @@ final class OobHandshake implements CmConnection {
         }
     }
 
-    private void accept(final Peer peer, final InetSocketAddress source, final InetSocketAddress here)
+    private void accept(final Peer peer, final SocketAddress source, final SocketAddress here)
         throws IOException {
         endpoint = listener.factory().newEndpoint(source);
         try {

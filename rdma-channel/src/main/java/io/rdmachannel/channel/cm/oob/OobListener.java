@@ -10,6 +10,7 @@ import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,28 +24,33 @@ import org.slf4j.LoggerFactory;
  */
 final class OobListener implements CmListener {
     private static final Logger LOG = LoggerFactory.getLogger(OobListener.class);
+    private static final long CLOSE_WAIT_MILLIS = 5_000;
 
     private final OobConnectionManager manager;
     private final ServerSocketChannel server;
-    private final InetSocketAddress localAddress;
+    private final SocketAddress localAddress;
+    private final boolean gidAddressing;
     private final int backlog;
     private final ConnectionRequestFilter filter;
     private final CmEndpointFactory factory;
     private final Set<OobHandshake> inProgress = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private volatile Thread acceptor;
 
     OobListener(final OobConnectionManager manager, final ServerSocketChannel server, final int backlog,
-        final ConnectionRequestFilter filter, final CmEndpointFactory factory) throws IOException {
+        final ConnectionRequestFilter filter, final CmEndpointFactory factory, final boolean gidAddressing)
+        throws IOException {
         this.manager = manager;
         this.server = server;
-        this.localAddress = manager.rdmaAddress((InetSocketAddress) server.getLocalAddress());
+        this.gidAddressing = gidAddressing;
+        this.localAddress = manager.rdmaAddress((InetSocketAddress) server.getLocalAddress(), gidAddressing);
         this.backlog = backlog;
         this.filter = filter;
         this.factory = factory;
     }
 
     void start() {
-        Thread.ofVirtual().name("rdmachannel-oob-accept-" + localAddress.getPort()).start(this::acceptLoop);
+        acceptor = Thread.ofVirtual().name("rdmachannel-oob-accept-" + localAddress).start(this::acceptLoop);
     }
 
     private void acceptLoop() {
@@ -75,6 +81,11 @@ final class OobListener implements CmListener {
 
     CmEndpointFactory factory() {
         return factory;
+    }
+
+    /** Whether the listener was bound by GID: its connections report GID addresses. */
+    boolean gidAddressing() {
+        return gidAddressing;
     }
 
     boolean isClosed() {
@@ -121,7 +132,28 @@ final class OobListener implements CmListener {
         for (final OobHandshake handshake : pending) {
             handshake.cancel("the listener closed");
         }
+        awaitAcceptor();
         manager.forget(this);
+    }
+
+    /**
+     * Wait (bounded) for the accepting thread to leave {@code accept}: a channel closed while a virtual thread is
+     * blocked in it releases its socket, and so its port, only when that thread wakes up, and a closed listener's
+     * port must be free again as a TCP listener's is.
+     */
+    private void awaitAcceptor() {
+        final Thread thread = acceptor;
+        if (thread == null || thread == Thread.currentThread()) {
+            return;
+        }
+        try {
+            if (!thread.join(Duration.ofMillis(CLOSE_WAIT_MILLIS))) {
+                LOG.warn("oob listener {}: the accepting thread did not stop within {} ms", localAddress,
+                    CLOSE_WAIT_MILLIS);
+            }
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override
