@@ -42,6 +42,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CloseActions;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePair;
@@ -97,6 +98,7 @@ final class NativeQueuePair implements QueuePair {
     private boolean closing;
     private volatile String deviceError;
     private volatile boolean closed;
+    private final CloseActions closeActions = new CloseActions();
 
     private NativeQueuePair(NativeProtectionDomain domain, MemorySegment qp, MemorySegment cap,
         NativeCompletionQueue sendQueue, NativeCompletionQueue receiveQueue, NativeSharedReceiveQueue srq,
@@ -530,12 +532,21 @@ final class NativeQueuePair implements QueuePair {
     }
 
     @Override
+    public void whenClosed(Runnable action) {
+        closeActions.add(action);
+    }
+
+    @Override
     public void close() {
         synchronized (deviceEventLock) {
             closing = true;
         }
         device.forget(this);
-        destroy();
+        try {
+            destroy();
+        } finally {
+            closeActions.run();
+        }
     }
 
     private synchronized void destroy() {

@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.shm;
 
 import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CloseActions;
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionStatus;
@@ -100,6 +101,7 @@ final class ShmQueuePair implements QueuePair {
     private volatile long sendRetired;
     private volatile boolean peerGone;
     private volatile boolean closed;
+    private final CloseActions closeActions = new CloseActions();
 
     // guarded by the receive completion queue's poll lock
     private long inboundHead;
@@ -1352,6 +1354,12 @@ final class ShmQueuePair implements QueuePair {
             block.close();
         }
         domain.childClosed(ResourceCounter.Kind.QUEUE_PAIR);
+        closeActions.run();
+    }
+
+    @Override
+    public void whenClosed(final Runnable action) {
+        closeActions.add(action);
     }
 
     @Override

@@ -123,6 +123,15 @@ public interface QueuePair extends AutoCloseable {
     }
 
     /**
+     * Have an action run once this queue pair is closed: on the thread that closes it, after it is destroyed; at
+     * once on the calling thread if it is closed already. For a connection manager that must tell the peer when the
+     * owner closes the queue pair (the {@code oob} manager closes its side channel then, as rdma_cm disconnects).
+     *
+     * @param action what to run; quick, it must not block.
+     */
+    void whenClosed(Runnable action);
+
+    /**
      * Destroy the queue pair. Outstanding requests are discarded without completions; the remote queue pair sees
      * the connection end.
      */

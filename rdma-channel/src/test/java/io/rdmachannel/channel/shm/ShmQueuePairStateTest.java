@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
@@ -51,6 +52,27 @@ class ShmQueuePairStateTest {
 
     @RegisterExtension
     final ShmFixture fixture = new ShmFixture();
+
+    @Test
+    void shouldRunCloseActionsOnceAfterTheQueuePairIsGone() throws Exception {
+        final RdmaDevice device = fixture.device();
+        final ProtectionDomain pd = fixture.own(device.allocateProtectionDomain());
+        final CompletionQueue cq = fixture.own(device.createCompletionQueue(16, null, 0));
+        final QueuePair qp = pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
+            .receiveCompletionQueue(cq));
+        final List<String> ran = new CopyOnWriteArrayList<>();
+        qp.whenClosed(() -> ran.add("first, queue pairs open: " + device.resources().queuePairs()));
+        qp.whenClosed(() -> {
+            throw new IllegalStateException("an action that throws");
+        });
+        qp.whenClosed(() -> ran.add("third"));
+        assertEquals(List.of(), ran);
+        qp.close();
+        qp.close();
+        assertEquals(List.of("first, queue pairs open: 0", "third"), ran);
+        qp.whenClosed(() -> ran.add("after close"));
+        assertEquals("after close", ran.getLast());
+    }
 
     @Test
     void shouldCreateAQueuePairInReset() throws Exception {

@@ -71,6 +71,8 @@ public final class OobConnectionManager implements ConnectionManager {
     private final long timeoutNanos;
     private final Set<OobHandshake> handshakes = ConcurrentHashMap.newKeySet();
     private final Set<OobListener> listeners = ConcurrentHashMap.newKeySet();
+    /** Established connections whose side channel is their lifeline. */
+    private final Set<OobHandshake> watched = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     /**
@@ -219,6 +221,18 @@ public final class OobConnectionManager implements ConnectionManager {
         handshakes.remove(handshake);
     }
 
+    /** An established connection's side channel stays open until it or its queue pair closes. */
+    void watch(final OobHandshake connection) {
+        watched.add(connection);
+        if (closed) {
+            connection.stopWatching();
+        }
+    }
+
+    void unwatch(final OobHandshake connection) {
+        watched.remove(connection);
+    }
+
     private void ensureOpen() throws IOException {
         if (closed) {
             throw new IOException("the oob connection manager is closed");
@@ -226,8 +240,9 @@ public final class OobConnectionManager implements ConnectionManager {
     }
 
     /**
-     * Stop: listeners close, handshakes in progress fail (their threads are waited for, a bounded time, so that
-     * nothing uses a device after it closed), then the devices close.
+     * Stop: listeners close, handshakes in progress fail and the side channels of established connections close
+     * (their threads are waited for, a bounded time, so that nothing uses a device after it closed), then the devices
+     * close.
      */
     @Override
     public void close() {
@@ -242,8 +257,14 @@ public final class OobConnectionManager implements ConnectionManager {
         for (final OobHandshake handshake : List.copyOf(handshakes)) {
             handshake.cancel("the oob connection manager is closed");
         }
+        for (final OobHandshake connection : List.copyOf(watched)) {
+            connection.stopWatching();
+        }
         for (final OobHandshake handshake : List.copyOf(handshakes)) {
             handshake.awaitEnd(deadline);
+        }
+        for (final OobHandshake connection : List.copyOf(watched)) {
+            connection.awaitEnd(deadline);
         }
         devices.close();
     }
@@ -251,6 +272,6 @@ public final class OobConnectionManager implements ConnectionManager {
     @Override
     public String toString() {
         return "OobConnectionManager{provider=" + provider.name() + ", portOffset=" + portOffset + ", handshakes="
-            + handshakes.size() + ", listeners=" + listeners.size() + '}';
+            + handshakes.size() + ", listeners=" + listeners.size() + ", watched=" + watched.size() + '}';
     }
 }

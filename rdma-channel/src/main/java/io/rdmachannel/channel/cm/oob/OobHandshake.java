@@ -19,6 +19,7 @@ import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -29,7 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One {@code oob} handshake, active or passive, on a virtual thread of its own over a blocking TCP socket. The
- * socket closes when the handshake ends; the queue pair then belongs to the endpoint.
+ * queue pair then belongs to the endpoint; the socket stays open as the connection's lifeline (see {@link #watch}),
+ * or closes when the handshake fails.
  *
  * <pre>
  *  frame: length u32 (of what follows), magic u32 "RDOB", type u8, then by type (big-endian):
@@ -67,6 +69,9 @@ final class OobHandshake implements CmConnection {
     private volatile SocketChannel socket;
     private volatile String cancelled;
     private volatile Thread thread;
+    private volatile Thread watcher;
+    private volatile boolean watching;
+    private volatile boolean queuePairClosed;
     private DataInputStream in;
     private OobDevices.Local local;
     private QueuePair queuePair;
@@ -151,6 +156,7 @@ final class OobHandshake implements CmConnection {
             checkPeerGid(peer, localSide, remoteSide);
             moveToReadyToSend(peer);
             send(frame(RTU));
+            watch();
             end();
             endpoint.established(peer.privateData().asReadOnlyBuffer(), manager.rdmaAddress(localSide,
                 gidAddressing), manager.rdmaAddress(remoteSide, gidAddressing));
@@ -250,6 +256,7 @@ final class OobHandshake implements CmConnection {
         if (done.get() != RTU) {
             throw new IOException("unexpected oob handshake message at the listener: expected RTU");
         }
+        watch();
         end();
         endpoint.established(peer.privateData().asReadOnlyBuffer(), here, source);
     }
@@ -441,6 +448,55 @@ final class OobHandshake implements CmConnection {
         }
     }
 
+    // ----- after establishment -----
+
+    /**
+     * Keep the side channel as the connection's lifeline, as rdma_cm keeps its id: when the owner closes the queue
+     * pair the socket closes, and when the peer's socket closes (its queue pair closed, its process died) or fails,
+     * this queue pair moves to ERROR, so that the engine sees its work flushed as it does after a DREQ.
+     */
+    private void watch() {
+        watching = true;
+        manager.watch(this);
+        queuePair.whenClosed(() -> {
+            queuePairClosed = true;
+            closeSocket();
+        });
+        watcher = Thread.ofVirtual().name("rdmachannel-oob-watch").start(this::watchPeer);
+    }
+
+    private void watchPeer() {
+        final ByteBuffer discard = ByteBuffer.allocate(16);
+        String gone;
+        try {
+            // nothing is sent after RTU: whatever comes is read and dropped until the end
+            int read;
+            do {
+                read = socket.read(discard.clear());
+            } while (read >= 0);
+            gone = "the peer closed the oob side channel";
+        } catch (final ClosedChannelException ex) {
+            gone = null;
+        } catch (final IOException ex) {
+            gone = "the oob side channel failed: " + ex.getMessage();
+        }
+        if (gone != null && !queuePairClosed) {
+            LOG.debug("oob connection to {}: {}; its queue pair moves to ERROR", target, gone);
+            try {
+                queuePair.modify(QueuePairState.ERROR, new QueuePairAttributes());
+            } catch (final IOException | RuntimeException ex) {
+                // closed meanwhile: nothing left to flush
+            }
+        }
+        closeSocket();
+        manager.unwatch(this);
+    }
+
+    /** Stop watching (the manager closes): the socket closes, the watcher ends. */
+    void stopWatching() {
+        closeSocket();
+    }
+
     // ----- end -----
 
     private IOException failure(final Exception ex) {
@@ -453,9 +509,14 @@ final class OobHandshake implements CmConnection {
         return new IOException("oob connection handshake failed: " + ex, ex);
     }
 
-    /** The handshake is over: the socket closes, the listener and the manager forget it. Idempotent. */
+    /**
+     * The handshake is over: the socket closes unless it watches the established connection, the listener and the
+     * manager forget the handshake. Idempotent.
+     */
     private void end() {
-        closeSocket();
+        if (!watching) {
+            closeSocket();
+        }
         if (listener != null) {
             listener.release(this);
         }
@@ -481,14 +542,16 @@ final class OobHandshake implements CmConnection {
 
     /** Wait, at most until the deadline, for the handshake's thread to end. */
     void awaitEnd(final long deadlineNanos) {
-        final Thread running = thread;
-        if (running == null) {
-            return;
-        }
-        try {
-            running.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
+        for (final Thread running : new Thread[] {thread, watcher}) {
+            if (running == null || running == Thread.currentThread()) {
+                continue;
+            }
+            try {
+                running.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
     }
 
