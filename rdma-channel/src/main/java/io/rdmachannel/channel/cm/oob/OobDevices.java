@@ -6,8 +6,11 @@ import io.rdmachannel.channel.spi.RdmaProvider;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.NoRouteToHostException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,8 +21,9 @@ import java.util.Map;
  *
  * <p>On RoCE a GID is an IP address of the device's interface (IPv4 as {@code ::ffff:a.b.c.d}, IPv6 as itself), so
  * the device whose GID table holds the side channel's local address is the one on the same interface, and that GID
- * is the one to connect with. A provider whose GIDs are not IP addresses (the shm provider, InfiniBand) has no
- * such match: its first device and first GID are used, which on shm is the host's only fabric.
+ * is the one to connect with, and a side channel over an address that no device has (the loopback, a management
+ * network) has no RDMA path. A provider whose GIDs are not IP addresses (the shm provider, InfiniBand) has no such
+ * match: its first device and first GID are used, which on shm is the host's only fabric.
  */
 final class OobDevices implements AutoCloseable {
     /** The GID table entries looked at per device (port 1); RoCE devices keep a few per address. */
@@ -30,6 +34,7 @@ final class OobDevices implements AutoCloseable {
     private final RdmaProvider provider;
     private final Map<String, RdmaDevice> open = new LinkedHashMap<>();
     private boolean closed;
+    private Boolean ipAddressed;
 
     OobDevices(final RdmaProvider provider) {
         this.provider = provider;
@@ -51,6 +56,10 @@ final class OobDevices implements AutoCloseable {
         if (match != null) {
             return match;
         }
+        if (ipAddressed(devices)) {
+            throw new NoRouteToHostException("no RDMA device has the address " + address.getHostAddress()
+                + " (the oob side channel's): use an address of an RDMA device's interface");
+        }
         final RdmaDevice first = devices.getFirst();
         return new Local(first, PORT, first.queryGid(PORT, 0));
     }
@@ -64,6 +73,24 @@ final class OobDevices implements AutoCloseable {
         } catch (final IOException ex) {
             return false;
         }
+    }
+
+    /**
+     * Whether the devices' GIDs are IP addresses (RoCE): some GID is an address of one of this host's interfaces.
+     * Then a side channel over an address no device has (the loopback, another network) has no RDMA path; elsewhere
+     * (InfiniBand, shm) GIDs are not IP addresses and the first device's first GID is the path.
+     */
+    private boolean ipAddressed(final List<RdmaDevice> devices) throws IOException {
+        if (ipAddressed == null) {
+            boolean found = false;
+            for (final NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                for (final InetAddress ip : Collections.list(nif.getInetAddresses())) {
+                    found |= !ip.isLoopbackAddress() && find(devices, gidOf(ip)) != null;
+                }
+            }
+            ipAddressed = found;
+        }
+        return ipAddressed;
     }
 
     private List<RdmaDevice> openAll() throws IOException {
