@@ -1,11 +1,13 @@
 package io.rdmachannel.ffm;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmListener;
@@ -33,12 +35,14 @@ import io.rdmachannel.channel.stream.StreamTransports;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
 import java.net.SocketAddress;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -130,14 +134,72 @@ class RdmaCmGuestTest {
         }
     }
 
+    /**
+     * GID addressing on RoCE: the listener binds to and the client connects to rxe0's GID for 192.0.2.1
+     * ({@code ::ffff:192.0.2.1}, found in the device's GID table), through {@code oob}; no IP address is given.
+     */
+    @Test
+    void shouldEchoBothWaysByRxe0sGidThroughOob() throws Exception {
+        byte[] gid = rxe0GidOf(GUEST_ADDRESS);
+        StreamTransport oob = StreamTransports.open(RdmaProviders.byName("native"), "oob");
+        try {
+            List<ConnectionRequest> requests = new CopyOnWriteArrayList<>();
+            echoBothWays(oob, "oob by GID", new StreamOptions().requestFilter(request -> {
+                requests.add(request);
+                return null;
+            }), IbSocketAddress.of(gid, 0));
+            assertEquals(1, requests.size());
+            assertEquals("rxe0", requests.getFirst().deviceName());
+            IbSocketAddress requester = assertInstanceOf(IbSocketAddress.class, requests.getFirst().remoteAddress());
+            assertArrayEquals(gid, requester.gid());
+        } finally {
+            StreamTransports.close(oob);
+        }
+    }
+
+    /**
+     * rdma_cm cannot take a GID address on a RoCE device (AF_IB needs an InfiniBand link layer): the connect fails
+     * at once with a message that names {@code oob}, which can.
+     */
+    @Test
+    void shouldNameOobWhenRdmaCmIsGivenAGidOnRoce() throws Exception {
+        IbSocketAddress byGid = IbSocketAddress.of(rxe0GidOf(GUEST_ADDRESS), 7471);
+        UnsupportedAddressTypeException unsupported = assertThrows(UnsupportedAddressTypeException.class,
+            () -> transport.connect(byGid, null, new StreamOptions(), new Waker()));
+        assertTrue(unsupported.getMessage().contains("RoCE devices such as rxe cannot use AF_IB")
+            && unsupported.getMessage().contains("the oob connection manager for GID addressing"),
+            unsupported.getMessage());
+    }
+
+    /** The GID rxe0 has for an IPv4 address of its interface, as read from its GID table. */
+    private static byte[] rxe0GidOf(String address) throws IOException {
+        byte[] wanted = new byte[16];
+        wanted[10] = (byte) 0xff;
+        wanted[11] = (byte) 0xff;
+        System.arraycopy(InetAddress.getByName(address).getAddress(), 0, wanted, 12, 4);
+        try (RdmaDevice device = RdmaProviders.byName("native").openDevice("rxe0")) {
+            for (int index = 0; index < 16; index++) {
+                if (Arrays.equals(wanted, device.queryGid(1, index))) {
+                    return wanted;
+                }
+            }
+        }
+        throw new AssertionError("rxe0 has no GID for " + address);
+    }
+
     private void echoBothWays(StreamTransport over, String label, StreamOptions listenerOptions) throws Exception {
+        echoBothWays(over, label, listenerOptions, new InetSocketAddress(GUEST_ADDRESS, 0));
+    }
+
+    private void echoBothWays(StreamTransport over, String label, StreamOptions listenerOptions,
+        SocketAddress listenAt) throws Exception {
         long total = 4L << 20;
         Waker serverWaker = new Waker();
-        try (StreamListener listener = over.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 8, listenerOptions,
-            serverWaker)) {
-            InetSocketAddress bound = (InetSocketAddress) listener.localAddress();
+        try (StreamListener listener = over.listen(listenAt, 8, listenerOptions, serverWaker)) {
+            SocketAddress bound = listener.localAddress();
             System.out.println(label + " listener on " + bound);
-            assertTrue(bound.getPort() > 0, bound.toString());
+            assertEquals(listenAt.getClass(), bound.getClass());
+            assertTrue(!bound.toString().endsWith(":0"), bound.toString());
             CompletableFuture<Long> server = CompletableFuture.supplyAsync(() -> echo(listener, serverWaker), threads);
             Waker clientWaker = new Waker();
             try (StreamConnection client = connect(over.connect(bound, null, new StreamOptions(), clientWaker),
