@@ -134,6 +134,7 @@ final class RdmaCmAttempt implements CmConnection {
     private static final int EADDRNOTAVAIL = 99;
     private static final int ENETUNREACH = 101;
     private static final int EHOSTUNREACH = 113;
+    private static final int ECONNREFUSED = 111;
 
     void onEvent(CmEvent event) {
         try {
@@ -179,6 +180,12 @@ final class RdmaCmAttempt implements CmConnection {
         return switch (failure.errno()) {
             case ENODEV, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL -> noRoute(failure.function(), failure.errno(),
                 failure);
+            // on iWARP, rdma_connect's TCP connection finds nobody listening at once, as a REJ does elsewhere
+            case ECONNREFUSED -> {
+                ConnectException refused = RejectReason.NO_LISTENER.exception();
+                refused.initCause(failure);
+                yield refused;
+            }
             default -> {
                 ConnectException refused = new ConnectException("Connection to " + target + " failed: "
                     + failure.getMessage());
