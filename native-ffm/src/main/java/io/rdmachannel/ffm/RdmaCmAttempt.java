@@ -65,6 +65,8 @@ final class RdmaCmAttempt implements CmConnection {
     private boolean done;
     private boolean established;
     private boolean disconnected;
+    /** Whether the active side's device is iWARP, where a listener's rejection comes as an MPA reject. */
+    private boolean iwarp;
     private boolean idReleased;
     private volatile boolean queuePairClosed;
 
@@ -230,6 +232,7 @@ final class RdmaCmAttempt implements CmConnection {
             return;
         }
         NativeDevice device = cm.deviceOf(id);
+        iwarp = device.iwarp();
         CmEndpoint.QueuePairSetup setup = endpoint.prepare(device);
         createQueuePair(setup, device);
         bound = true;
@@ -253,7 +256,11 @@ final class RdmaCmAttempt implements CmConnection {
 
     private ConnectException rejected(CmEvent event) {
         byte[] data = event.privateData();
-        if (event.status() == IB_CM_REJ_CONSUMER_DEFINED && data.length > 0 && data[0] != 0) {
+        // a listener's rejection: on InfiniBand and RoCE a consumer-defined REJ; on iWARP an MPA reply with the reject
+        // flag, which rdma_cm reports with -ECONNRESET or -ECONNREFUSED and the listener's private data
+        boolean byListener = event.status() == IB_CM_REJ_CONSUMER_DEFINED
+            || (event.status() < 0 && iwarp);
+        if (byListener && data.length > 0 && data[0] != 0) {
             // the code, then the listener's words (an InfiniBand or RoCE REJ comes padded with zeros to 148 bytes)
             return Rejection.decode(ByteBuffer.wrap(data)).exception();
         }
