@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the soft-RoCE test guest: a Debian kernel plus a small busybox initramfs holding the modules for rdma_rxe,
-# 9p and overlay and the guest's /init. Idempotent: rebuilds only when an input changed.
+# 9p and overlay, soft-iWARP's siw.ko built out of the tree (Debian's kernels lack it), and the guest's /init. Idempotent: rebuilds only when an input changed.
 #
 # usage: interop-tests/guest/build-guest.sh [--force]
 #
@@ -80,6 +80,72 @@ if [[ -z $KERNEL_PKG || -z $KERNEL_VERSION ]]; then
 fi
 
 # ---------------------------------------------------------------------------------------------------------------
+# Soft-iWARP: Debian's kernels are built without CONFIG_RDMA_SIW, so siw.ko is built out of the tree from Debian's
+# linux-source package against the guest kernel's headers, once per kernel, and kept in the cache. Optional: when it
+# cannot be built (not root and no headers, a version gone from apt) the guest runs without siw0 and says why.
+
+KVER_PKG="${KERNEL_PKG#linux-image-}"
+KVER_PKG="${KVER_PKG%-unsigned}"
+SIW_DIR="$GUEST_CACHE/siw/$KVER_PKG"
+SIW_KO="$SIW_DIR/siw.ko"
+
+build_siw() {
+    local headers="/usr/src/linux-headers-$KVER_PKG" source_deb work makefile
+    if [[ ! -f $headers/Makefile ]]; then
+        if [[ $(id -u) -ne 0 ]]; then
+            echo "the kernel headers $headers are missing (apt-get install linux-headers-$KVER_PKG=$KERNEL_VERSION)"
+            return 1
+        fi
+        guest_log "installing linux-headers-$KVER_PKG $KERNEL_VERSION to build siw"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "linux-headers-$KVER_PKG=$KERNEL_VERSION" >&2 ||
+            { echo "apt-get install linux-headers-$KVER_PKG=$KERNEL_VERSION failed"; return 1; }
+    fi
+    source_deb="$GUEST_CACHE/debs/linux-source-6.1_${KERNEL_VERSION//:/%3a}_all.deb"
+    if [[ ! -s $source_deb ]]; then
+        mkdir -p "$GUEST_CACHE/debs"
+        guest_log "downloading linux-source-6.1 $KERNEL_VERSION (siw's source)"
+        if ! (cd "$GUEST_CACHE/debs" && apt-get download -q "linux-source-6.1=$KERNEL_VERSION" >&2); then
+            # another 6.1 stable release: siw's source rarely changes within one, and the module's version magic
+            # comes from the headers
+            guest_log "linux-source-6.1 $KERNEL_VERSION is not offered; trying apt's current one"
+            (cd "$GUEST_CACHE/debs" && apt-get download -q linux-source-6.1 >&2) ||
+                { echo "apt-get download linux-source-6.1 failed"; return 1; }
+            source_deb="$(find "$GUEST_CACHE/debs" -name 'linux-source-6.1_*_all.deb' | sort -V | tail -n 1)"
+        fi
+    fi
+    work="$(mktemp -d "$GUEST_CACHE/siw-build.XXXXXX")"
+    guest_log "unpacking drivers/infiniband/sw/siw from $(basename "$source_deb")"
+    if ! dpkg-deb --fsys-tarfile "$source_deb" | tar -xO ./usr/src/linux-source-6.1.tar.xz |
+        tar -xJ -C "$work" --wildcards 'linux-source-6.1/drivers/infiniband/sw/siw/*'; then
+        rm -rf "$work"
+        echo "cannot unpack siw's source from $source_deb"
+        return 1
+    fi
+    makefile="$work/linux-source-6.1/drivers/infiniband/sw/siw/Makefile"
+    # the in-tree Makefile builds siw.o when CONFIG_RDMA_SIW is set: out of the tree, always
+    sed -i 's/^obj-\$(CONFIG_RDMA_SIW)/obj-m/' "$makefile"
+    guest_log "building siw.ko against $headers"
+    if ! make -s -C "$headers" M="$(dirname "$makefile")" -j "$(nproc)" modules >&2; then
+        rm -rf "$work"
+        echo "make modules of siw failed against $headers"
+        return 1
+    fi
+    mkdir -p "$SIW_DIR"
+    # without its debug sections: a fifth of the size in the initramfs
+    strip --strip-debug -o "$SIW_KO.tmp" "$(dirname "$makefile")/siw.ko" && mv "$SIW_KO.tmp" "$SIW_KO"
+    rm -rf "$work"
+}
+
+SIW_STATUS="built"
+if [[ ! -s $SIW_KO ]]; then
+    if ! siw_failure="$(build_siw)"; then
+        SIW_STATUS="not built: $siw_failure"
+        guest_log "WARNING: soft-iWARP (siw0) will be missing from the guest: $siw_failure"
+    fi
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
 # Up to date?
 
 BUSYBOX=/bin/busybox
@@ -89,6 +155,7 @@ stamp="$(
         printf 'kernel %s %s\n' "$KERNEL_PKG" "$KERNEL_VERSION"
         printf 'module %s\n' "${GUEST_MODULES[@]}"
         printf 'busybox %s\n' "$(dpkg-query -W -f='${Version}' busybox-static)"
+        printf 'siw %s\n' "$([[ -s $SIW_KO ]] && sha256sum <"$SIW_KO" || echo none)"
         cat "$GUEST_DIR/build-guest.sh" "$GUEST_DIR/lib.sh" "$GUEST_DIR/init/init" "$GUEST_DIR/init/stage2.sh"
     } | sha256sum | cut -d' ' -f1
 )"
@@ -142,7 +209,12 @@ MOD_SRC="$KERNEL_ROOT/lib/modules/$KVER"
 LOAD_LIST="$STAGING/etc/modules.load"
 : >"$LOAD_LIST"
 declare -A seen=()
-for spec in "${GUEST_MODULES[@]}"; do
+modules=("${GUEST_MODULES[@]}")
+if [[ -s $SIW_KO ]]; then
+    # siw's own dependencies beyond ib_core: libcrc32c (a module in Debian's 6.1) and the crc32c it asks crypto for
+    modules+=(libcrc32c crc32c_generic)
+fi
+for spec in "${modules[@]}"; do
     optional=0
     module="$spec"
     if [[ $spec == \?* ]]; then
@@ -174,6 +246,15 @@ for spec in "${GUEST_MODULES[@]}"; do
         printf '%s %s\n' "$([[ $optional -eq 1 ]] && echo opt || echo req)" "${target#"$STAGING"}" >>"$LOAD_LIST"
     done <<<"$deps"
 done
+if [[ -s $SIW_KO ]]; then
+    # after its dependencies (ib_core, iw_cm: loaded above for rdma_ucm; libcrc32c and crc32c_generic)
+    mkdir -p "$STAGING/lib/modules/$KVER/extra"
+    cp "$SIW_KO" "$STAGING/lib/modules/$KVER/extra/siw.ko"
+    printf 'opt %s\n' "/lib/modules/$KVER/extra/siw.ko" >>"$LOAD_LIST"
+    printf 'built from linux-source-6.1 %s\n' "$KERNEL_VERSION" >"$STAGING/etc/siw-status"
+else
+    printf '%s\n' "$SIW_STATUS" >"$STAGING/etc/siw-status"
+fi
 printf '%s\n' "$KVER" >"$STAGING/etc/kernel-release"
 guest_log "$(wc -l <"$LOAD_LIST") modules in the initramfs"
 

@@ -6,14 +6,23 @@
 # socket listens on the port. Writes a report (one line per case, PASS or FAIL, with rstream's and the Java side's
 # result lines) into the run's results folder and prints it.
 #
-# usage: interop-tests/guest/rstream-interop.sh   (after the Maven tier built interop-tests' test classes)
+# On siw0 (soft-iWARP, 198.51.100.1; the stream in message mode) it runs fewer cases, and proves iWARP carried the
+# data differently: the listener's RDMA CM id is on siw0, rxe0's counters stay still, and the only TCP listener on
+# the port is the kernel's (iWARP's MPA runs over TCP), none of a process.
+#
+# usage: interop-tests/guest/rstream-interop.sh [rxe0|siw0]   (after the Maven tier built interop-tests' classes)
 set -euo pipefail
 
 GUEST_SCRIPT_NAME=rstream-interop
 # shellcheck source=interop-tests/guest/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ADDR=192.0.2.1
+DEVICE="${1:-rxe0}"
+case "$DEVICE" in
+    rxe0) ADDR=192.0.2.1 ;;
+    siw0) ADDR=198.51.100.1 ;;
+    *) guest_die "unknown device $DEVICE (rxe0 or siw0)" ;;
+esac
 CLASSPATH_FILE="$REPO_ROOT/interop-tests/target/rstream.classpath"
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -29,16 +38,19 @@ if [[ ${RDMACHANNEL_GUEST:-} != 1 ]]; then
     # The watchdog only catches a hang the cases' own timeouts miss: 12 cases, each starting a Java rstream JVM under
     # emulation, took 4 to 11 minutes in most runs but about 80 s a case (over 15 minutes) in a slow one.
     "$GUEST_DIR/run-in-guest.sh" --timeout "${RDMACHANNEL_INTEROP_TIMEOUT:-2400}" \
-        -- "$GUEST_DIR/rstream-interop.sh" || status=$?
-    echo "rstream interop: $([[ $status -eq 0 ]] && echo PASS || echo "FAIL (exit status $status)")"
+        -- "$GUEST_DIR/rstream-interop.sh" "$DEVICE" || status=$?
+    echo "rstream interop on $DEVICE: $([[ $status -eq 0 ]] && echo PASS || echo "FAIL (exit status $status)")"
     exit "$status"
 fi
 
 # ---------------------------------------------------------------------------------------------------------------
 # In the guest.
 
+if [[ $DEVICE == siw0 && $(cat "${RDMACHANNEL_GUEST_RESULTS:-/nonexistent}/siw" 2>/dev/null) != up ]]; then
+    guest_die "siw0 is not up in the guest: $(cat "${RDMACHANNEL_GUEST_RESULTS:-/nonexistent}/siw" 2>/dev/null)"
+fi
 WORK="$(mktemp -d /tmp/interop.XXXXXX)"
-REPORT="${RDMACHANNEL_GUEST_RESULTS:-$WORK}/rstream-interop-report.txt"
+REPORT="${RDMACHANNEL_GUEST_RESULTS:-$WORK}/rstream-interop-report-$DEVICE.txt"
 CP="$REPO_ROOT/interop-tests/target/test-classes:$(cat "$CLASSPATH_FILE")"
 JAVA=("$JAVA_HOME/bin/java" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED
     -Drdmachannel.provider=native -cp "$CP" io.rdmachannel.interop.rstream.JavaRstream)
@@ -69,11 +81,23 @@ wait_for_listener() {
     return 1
 }
 
+# listener_device: the device of the RDMA CM id listening on the port ("siw0", "rxe0"), or nothing.
+listener_device() {
+    local _
+    for _ in $(seq 50); do
+        if rdma res show cm_id 2>/dev/null | grep -E "state LISTEN .*src-addr [^ ]*:$port( |$)" |
+            grep -oE 'link [a-z0-9]+/' | sed 's/link //; s,/,,' | head -n 1 | grep .; then
+            return 0
+        fi
+        sleep 0.1
+    done
+}
+
 # run_case NAME SERVER CLIENT ARGS...: SERVER and CLIENT are "c" or "java".
 run_case() {
     local name=$1 server=$2 client=$3
     shift 3
-    local sout="$WORK/$name.server" cout="$WORK/$name.client" spid sstatus=0 cstatus=0 before after tcp
+    local sout="$WORK/$name.server" cout="$WORK/$name.client" spid sstatus=0 cstatus=0 before after tcp on
     port=$((port + 1))
     before=$(rxe_packets)
     if [[ $server == c ]]; then
@@ -88,7 +112,13 @@ run_case() {
         failures=$((failures + 1))
         return
     fi
-    tcp="$(ss -Htln "sport = :$port" 2>/dev/null | wc -l)"
+    on="$(listener_device || true)"
+    if [[ $DEVICE == siw0 ]]; then
+        # iWARP's listener is a kernel TCP socket: only one of a process would be a TCP path
+        tcp="$(ss -Htlnp "sport = :$port" 2>/dev/null | grep -c 'users:' || true)"
+    else
+        tcp="$(ss -Htln "sport = :$port" 2>/dev/null | wc -l)"
+    fi
     if [[ $client == c ]]; then
         timeout 300 rstream -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
     else
@@ -97,12 +127,18 @@ run_case() {
     timeout 60 tail --pid="$spid" -f /dev/null || kill "$spid" 2>/dev/null || true
     wait "$spid" || sstatus=$?
     after=$(rxe_packets)
-    if [[ $sstatus -eq 0 && $cstatus -eq 0 && -n "$(result_line "$cout")" && $tcp -eq 0 && $after -gt $before ]] \
-        && ! grep -q 'verification failed' "$sout" "$cout"; then
-        echo "PASS  $name  rxe0 packets +$((after - before))" >>"$REPORT"
+    local carried=0
+    if [[ $DEVICE == siw0 ]]; then
+        [[ $on == siw0 && $after -eq $before ]] && carried=1
     else
-        echo "FAIL  $name  server=$sstatus client=$cstatus tcp-listeners=$tcp rxe0 packets +$((after - before))" \
-            >>"$REPORT"
+        [[ $on == rxe0 && $after -gt $before ]] && carried=1
+    fi
+    if [[ $sstatus -eq 0 && $cstatus -eq 0 && -n "$(result_line "$cout")" && $tcp -eq 0 && $carried -eq 1 ]] \
+        && ! grep -q 'verification failed' "$sout" "$cout"; then
+        echo "PASS  $name  listener on $on, rxe0 packets +$((after - before))" >>"$REPORT"
+    else
+        echo "FAIL  $name  server=$sstatus client=$cstatus process-tcp-listeners=$tcp listener on ${on:-?}" \
+            "rxe0 packets +$((after - before))" >>"$REPORT"
         sed 's/^/      server| /' "$sout" | tail -n 5 >>"$REPORT"
         sed 's/^/      client| /' "$cout" | tail -n 5 >>"$REPORT"
         failures=$((failures + 1))
@@ -114,6 +150,13 @@ run_case() {
 : >"$REPORT"
 for direction in "java c" "c java"; do
     read -r server client <<<"$direction"
+    if [[ $DEVICE == siw0 ]]; then
+        # message mode on iWARP: a small and a large transfer, and credits under a 4 KiB buffer, blocking only
+        run_case "${server}-server_${client}-client_Tb_4k_siw" "$server" "$client" -S 4096 -C 50 -I 1 -T v -T b
+        run_case "${server}-server_${client}-client_Tb_64k_B4096_siw" "$server" "$client" -S 65536 -C 10 -I 1 \
+            -B 4096 -T v -T b
+        continue
+    fi
     for mode in b n; do
         run_case "${server}-server_${client}-client_T${mode}_4k" "$server" "$client" -S 4096 -C 100 -I 2 -T v -T "$mode"
         run_case "${server}-server_${client}-client_T${mode}_64k" "$server" "$client" -S 65536 -C 20 -I 2 -T v \

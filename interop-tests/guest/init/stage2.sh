@@ -1,6 +1,6 @@
 #!/bin/bash
 # Stage 2 of the soft-RoCE guest, run by the host's bash inside the overlay of the host root: bring up rxe0 on a
-# dummy device, run the job the host wrote into the results share, and write its output and exit status there.
+# dummy device (and siw0 on another when the guest has siw.ko), run the job the host wrote into the results share, and write its output and exit status there.
 # Stage 1 powers off afterwards.
 set -uo pipefail
 
@@ -45,9 +45,29 @@ for _ in $(seq 50); do
 done
 grep -qx "$gid6" /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null || fail "rxe0 has no GID for 2001:db8::1"
 
+# Soft-iWARP on a dummy device of its own (on d0 too, rdma_cm would pick one device for the address): siw0 on d1,
+# 198.51.100.1. The guest has siw.ko when the build could make it (the reason is kept when not); the tests that need
+# siw0 read $RESULTS/siw: "up", or why not.
+siw="missing: $(cat /run/rdmachannel-guest/siw-status 2>/dev/null || echo 'no siw status')"
+if [[ -d /sys/module/siw ]]; then
+    ip link add d1 type dummy || fail "cannot create the dummy device d1"
+    ip addr add 198.51.100.1/24 dev d1 || fail "cannot set 198.51.100.1/24 on d1"
+    ip link set d1 up || fail "cannot bring d1 up"
+    rdma link add siw0 type siw netdev d1 || fail "rdma link add siw0 type siw netdev d1 failed"
+    for _ in $(seq 50); do
+        [[ -e /sys/class/infiniband/siw0 ]] && break
+        sleep 0.1
+    done
+    [[ -e /sys/class/infiniband/siw0 ]] || fail "no siw0 after rdma link add"
+    siw=up
+elif [[ $siw == "missing: built from"* ]]; then
+    siw="missing: siw.ko did not load (see the console log)"
+fi
+echo "$siw" >"$RESULTS/siw"
+
 read -r uptime _ </proc/uptime
 echo "$uptime" >"$RESULTS/boot-seconds"
-log "rxe0 up on d0 (192.0.2.1, 2001:db8::1) after ${uptime}s; running the command"
+log "rxe0 up on d0 (192.0.2.1, 2001:db8::1), siw0 ${siw} after ${uptime}s; running the command"
 # The output goes to the results share, not the console: the emulated serial port manages only about 100 KB/s.
 status=0
 bash "$RESULTS/job.sh" </dev/null >"$RESULTS/output.log" 2>&1 || status=$?

@@ -43,7 +43,8 @@ final class ContractTransports {
      * stream's message mode, on shm devices emulating iWARP; it has no IPv6 twin (the address family does not
      * change how messages travel). {@code rdma-shm-nodes} runs it with listeners and clients on two shm nodes, so
      * that every connection crosses nodes as a connection between two processes does. {@code rdma-shm-oob} runs it
-     * with the queue pairs connected by the {@code oob} manager (a TCP side channel) instead of shm's rendezvous.
+     * with the queue pairs connected by the {@code oob} manager (a TCP side channel) instead of shm's rendezvous;
+     * {@code rdma-native-oob} does the same on a real device (the soft-RoCE guest) instead of rdma_cm.
      */
     static final List<ContractTransport> ALL = selected(Stream.of(
         new JdkTcpTransport(),
@@ -51,7 +52,9 @@ final class ContractTransports {
         new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_NODES, RdmaTransport.NODES_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_OOB, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress()),
-        nativeTransport(),
+        nativeTransport(RdmaTransport.NATIVE, "native"),
+        nativeTransport(RdmaTransport.NATIVE_OOB, RdmaTransport.NATIVE_OOB_FABRIC),
+        nativeSiwTransport(),
         DropInTransport.ifInstalled(dropInAddress())));
 
     /**
@@ -83,6 +86,14 @@ final class ContractTransports {
     private static final String NATIVE_ADDRESS6_DEFAULT = "2001:db8::1";
 
     /**
+     * System property with the address of the soft-iWARP device's interface ({@code rdma-native-siw}; siw0's in the
+     * guest, {@value #NATIVE_SIW_ADDRESS_DEFAULT}).
+     */
+    static final String NATIVE_SIW_ADDRESS_PROP_NAME = "rdmachannel.contract.native.siwAddress";
+
+    private static final String NATIVE_SIW_ADDRESS_DEFAULT = "198.51.100.1";
+
+    /**
      * System property with the address the drop-in transport's listeners bind to (default the loopback; an address
      * of the RDMA device's interface for RDMA on the native provider).
      */
@@ -98,18 +109,45 @@ final class ContractTransports {
     }
 
     /**
-     * The native transport when an RDMA device is usable here (the soft-RoCE guest), else nothing.
+     * A native transport (over rdma_cm, or over oob) when an RDMA device is usable here (the soft-RoCE guest), else
+     * nothing.
      */
-    private static ContractTransport nativeTransport() {
+    private static ContractTransport nativeTransport(final String name, final String fabric) {
         if (!RdmaProviders.byName("native").isAvailable()) {
             return null;
         }
         try {
-            return new RdmaTransport(RdmaTransport.NATIVE, "native",
+            return new RdmaTransport(name, fabric,
                 InetAddress.getByName(System.getProperty(NATIVE_ADDRESS_PROP_NAME, "192.0.2.1")));
         } catch (final UnknownHostException ex) {
             throw new IllegalStateException("bad " + NATIVE_ADDRESS_PROP_NAME, ex);
         }
+    }
+
+    /**
+     * The native transport over soft-iWARP ({@code rdma-native-siw}: siw0 on 198.51.100.1 in the guest, where the
+     * stream runs in message mode) when an iWARP device has that address here, else nothing; an address given in
+     * {@link #NATIVE_SIW_ADDRESS_PROP_NAME} must be one of this machine's.
+     */
+    private static ContractTransport nativeSiwTransport() {
+        if (!RdmaProviders.byName("native").isAvailable()) {
+            return null;
+        }
+        final String configured = System.getProperty(NATIVE_SIW_ADDRESS_PROP_NAME);
+        final InetAddress address;
+        try {
+            address = InetAddress.ofLiteral(configured != null ? configured : NATIVE_SIW_ADDRESS_DEFAULT);
+            if (NetworkInterface.getByInetAddress(address) == null) {
+                if (configured != null) {
+                    throw new IllegalStateException(NATIVE_SIW_ADDRESS_PROP_NAME + "=" + configured
+                        + " is not an address of this machine");
+                }
+                return null;
+            }
+        } catch (final IllegalArgumentException | SocketException ex) {
+            throw new IllegalStateException("bad " + NATIVE_SIW_ADDRESS_PROP_NAME + ": " + configured, ex);
+        }
+        return new RdmaTransport(RdmaTransport.NATIVE + "-siw", "native", address);
     }
 
     /**

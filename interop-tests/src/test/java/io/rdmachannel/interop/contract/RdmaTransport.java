@@ -20,11 +20,11 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The RDMA channels on one fabric: {@code shm} (the embedded shared-memory provider, over a loopback address),
  * {@code shm-iwarp} (the same provider emulating iWARP, so the stream runs in message mode: no immediate data, the
- * active side sends first), {@code shm-nodes} (listeners on one shm node, clients on another, as two processes) or
- * {@code native} (a real device, over an address of its interface, e.g. the soft-RoCE
- * guest's 192.0.2.1), or {@code shm-oob} (shm with its queue pairs connected by the {@code oob} manager's TCP side
- * channel). Each fabric gets one {@link RdmaSelectorProvider} over its own stream transport, shared by the
- * tests.
+ * active side sends first), {@code shm-nodes} (listeners on one shm node, clients on another, as two processes),
+ * {@code native} (a real device, over an address of its interface, e.g. the soft-RoCE guest's 192.0.2.1), or
+ * {@code shm-oob} and {@code native-oob} (shm, or the real device, with the queue pairs connected by the {@code oob}
+ * manager's TCP side channel). Each fabric gets one {@link RdmaSelectorProvider} over its own stream transport,
+ * shared by the tests.
  */
 final class RdmaTransport implements ContractTransport {
     /** The name of the transport on the shm provider. */
@@ -43,6 +43,10 @@ final class RdmaTransport implements ContractTransport {
     static final String OOB_FABRIC = "shm-oob";
     /** The name of the transport on the native provider. */
     static final String NATIVE = "rdma-native";
+    /** The name of the transport on the native provider with the {@code oob} connection manager. */
+    static final String NATIVE_OOB = "rdma-native-oob";
+    /** The fabric of {@link #NATIVE_OOB}. */
+    static final String NATIVE_OOB_FABRIC = "native-oob";
 
     private static final Map<String, RdmaSelectorProvider> PROVIDERS = new ConcurrentHashMap<>();
 
@@ -79,6 +83,7 @@ final class RdmaTransport implements ContractTransport {
             case IWARP_FABRIC -> openIwarp();
             case NODES_FABRIC -> TwoNodeStreamTransport.openShm();
             case OOB_FABRIC -> StreamTransports.open(RdmaProviders.byName("shm"), "oob");
+            case NATIVE_OOB_FABRIC -> StreamTransports.open(RdmaProviders.byName("native"), "oob");
             default -> StreamTransports.open(RdmaProviders.byName(fabric));
         };
     }
@@ -108,7 +113,7 @@ final class RdmaTransport implements ContractTransport {
      * Whether this transport runs on the native provider (a real device).
      */
     boolean isNative() {
-        return "native".equals(fabric);
+        return "native".equals(fabric) || NATIVE_OOB_FABRIC.equals(fabric);
     }
 
     /**
