@@ -1,7 +1,7 @@
 package io.rdmachannel.interop.contract;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
@@ -22,7 +22,7 @@ final class BlockingEchoServer implements EchoServer {
 
     private final IoMode mode;
     private final ServerSocketChannel listener;
-    private final InetSocketAddress address;
+    private final SocketAddress address;
     private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong echoed = new AtomicLong();
@@ -33,7 +33,7 @@ final class BlockingEchoServer implements EchoServer {
     private BlockingEchoServer(final IoMode mode, final ServerSocketChannel listener) throws IOException {
         this.mode = mode;
         this.listener = listener;
-        this.address = (InetSocketAddress) listener.getLocalAddress();
+        this.address = listener.getLocalAddress();
     }
 
     static BlockingEchoServer start(final ContractTransport transport, final IoMode mode, final int backlog)
@@ -93,7 +93,7 @@ final class BlockingEchoServer implements EchoServer {
     }
 
     @Override
-    public InetSocketAddress address() {
+    public SocketAddress address() {
         return address;
     }
 

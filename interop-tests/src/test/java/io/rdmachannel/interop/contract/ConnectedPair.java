@@ -1,7 +1,7 @@
 package io.rdmachannel.interop.contract;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -67,7 +67,7 @@ record ConnectedPair(ServerSocketChannel listener, SocketChannel client, SocketC
         return new ConnectedPair(listener, client, server);
     }
 
-    InetSocketAddress listenerAddress() throws IOException {
-        return (InetSocketAddress) listener.getLocalAddress();
+    SocketAddress listenerAddress() throws IOException {
+        return listener.getLocalAddress();
     }
 }

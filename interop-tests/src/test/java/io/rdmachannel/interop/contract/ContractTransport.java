@@ -1,8 +1,11 @@
 package io.rdmachannel.interop.contract;
 
+import io.rdmachannel.channel.IbSocketAddress;
+
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.UnknownHostException;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -84,12 +87,44 @@ public interface ContractTransport {
     }
 
     /**
-     * The address a listener binds to: the loopback address with an ephemeral port.
+     * The address a listener binds to: the loopback address with an ephemeral port (or for a transport addressed by
+     * GID, the GID of that address: see {@link #addressedByIp()}).
      *
      * @return an unbound-port loopback socket address.
      */
-    default InetSocketAddress bindAddress() {
+    default SocketAddress bindAddress() {
         return new InetSocketAddress(loopbackAddress(), 0);
+    }
+
+    /**
+     * The listeners' address with a given port: the loopback address, or the GID of a transport addressed by GID.
+     *
+     * @param port the port.
+     * @return the address.
+     */
+    default SocketAddress addressWithPort(final int port) {
+        return bindAddress() instanceof IbSocketAddress ib ? IbSocketAddress.of(ib.gid(), port)
+            : new InetSocketAddress(loopbackAddress(), port);
+    }
+
+    /**
+     * The port of an IP or GID socket address.
+     *
+     * @param address an {@link InetSocketAddress} or an {@link IbSocketAddress} of the stream port space.
+     * @return its port.
+     */
+    static int portOf(final SocketAddress address) {
+        return address instanceof IbSocketAddress ib ? ib.port() : ((InetSocketAddress) address).getPort();
+    }
+
+    /**
+     * Whether listeners and connections have IP socket addresses; false for a transport addressed by InfiniBand GID
+     * ({@code IbSocketAddress}), which the tests of IP address semantics (wildcards, ports, families) leave out.
+     *
+     * @return true if {@link #bindAddress()} is an {@link InetSocketAddress}.
+     */
+    default boolean addressedByIp() {
+        return bindAddress() instanceof InetSocketAddress;
     }
 
     /**

@@ -44,7 +44,8 @@ final class ContractTransports {
      * change how messages travel). {@code rdma-shm-nodes} runs it with listeners and clients on two shm nodes, so
      * that every connection crosses nodes as a connection between two processes does. {@code rdma-shm-oob} runs it
      * with the queue pairs connected by the {@code oob} manager (a TCP side channel) instead of shm's rendezvous;
-     * {@code rdma-native-oob} does the same on a real device (the soft-RoCE guest) instead of rdma_cm.
+     * {@code rdma-native-oob} does the same on a real device (the soft-RoCE guest) instead of rdma_cm; the
+     * {@code -gid} twins bind and connect by the RoCE GID of the address ({@code ib:[::ffff:a.b.c.d]:port}).
      */
     static final List<ContractTransport> ALL = selected(Stream.of(
         new JdkTcpTransport(),
@@ -52,8 +53,10 @@ final class ContractTransports {
         new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_NODES, RdmaTransport.NODES_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_OOB, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress()),
-        nativeTransport(RdmaTransport.NATIVE, "native"),
-        nativeTransport(RdmaTransport.NATIVE_OOB, RdmaTransport.NATIVE_OOB_FABRIC),
+        new RdmaTransport(RdmaTransport.SHM_OOB_GID, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress(), true),
+        nativeTransport(RdmaTransport.NATIVE, "native", false),
+        nativeTransport(RdmaTransport.NATIVE_OOB, RdmaTransport.NATIVE_OOB_FABRIC, false),
+        nativeTransport(RdmaTransport.NATIVE_OOB_GID, RdmaTransport.NATIVE_OOB_FABRIC, true),
         nativeSiwTransport(),
         DropInTransport.ifInstalled(dropInAddress())));
 
@@ -112,13 +115,13 @@ final class ContractTransports {
      * A native transport (over rdma_cm, or over oob) when an RDMA device is usable here (the soft-RoCE guest), else
      * nothing.
      */
-    private static ContractTransport nativeTransport(final String name, final String fabric) {
+    private static ContractTransport nativeTransport(final String name, final String fabric, final boolean byGid) {
         if (!RdmaProviders.byName("native").isAvailable()) {
             return null;
         }
         try {
             return new RdmaTransport(name, fabric,
-                InetAddress.getByName(System.getProperty(NATIVE_ADDRESS_PROP_NAME, "192.0.2.1")));
+                InetAddress.getByName(System.getProperty(NATIVE_ADDRESS_PROP_NAME, "192.0.2.1")), byGid);
         } catch (final UnknownHostException ex) {
             throw new IllegalStateException("bad " + NATIVE_ADDRESS_PROP_NAME, ex);
         }

@@ -1,7 +1,7 @@
 package io.rdmachannel.interop.contract;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 
 /**
  * A server that writes back every byte it reads and, after the client's end of stream, finishes echoing, shuts down
@@ -14,7 +14,7 @@ interface EchoServer extends AutoCloseable {
      *
      * @return the bound address.
      */
-    InetSocketAddress address();
+    SocketAddress address();
 
     /**
      * Connections accepted so far.

@@ -1,5 +1,6 @@
 package io.rdmachannel.interop.contract;
 
+import io.rdmachannel.channel.IbSocketAddress;
 import io.rdmachannel.channel.shm.ShmConfiguration;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamTransport;
@@ -9,6 +10,7 @@ import io.rdmachannel.nio.RdmaSelectorProvider;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -45,6 +47,10 @@ final class RdmaTransport implements ContractTransport {
     static final String NATIVE = "rdma-native";
     /** The name of the transport on the native provider with the {@code oob} connection manager. */
     static final String NATIVE_OOB = "rdma-native-oob";
+    /** The name of the transport on shm with {@code oob}, addressed by GID ({@code ib:[::ffff:127.0.0.1]:port}). */
+    static final String SHM_OOB_GID = "rdma-shm-oob-gid";
+    /** The name of the transport on the native provider with {@code oob}, addressed by rxe0's GID. */
+    static final String NATIVE_OOB_GID = "rdma-native-oob-gid";
     /** The fabric of {@link #NATIVE_OOB}. */
     static final String NATIVE_OOB_FABRIC = "native-oob";
 
@@ -53,6 +59,7 @@ final class RdmaTransport implements ContractTransport {
     private final String name;
     private final String fabric;
     private final InetAddress loopback;
+    private final boolean byGid;
 
     /**
      * The RDMA channels on a fabric.
@@ -63,9 +70,30 @@ final class RdmaTransport implements ContractTransport {
      * @param loopback the address listeners bind to and clients connect to.
      */
     RdmaTransport(final String name, final String fabric, final InetAddress loopback) {
+        this(name, fabric, loopback, false);
+    }
+
+    /**
+     * The RDMA channels on a fabric, their listeners bound by GID when {@code byGid}: the RoCE GID of the address
+     * ({@code ::ffff:a.b.c.d}), which the {@code oob} connection manager takes.
+     */
+    RdmaTransport(final String name, final String fabric, final InetAddress loopback, final boolean byGid) {
         this.name = name;
         this.fabric = fabric;
         this.loopback = loopback;
+        this.byGid = byGid;
+    }
+
+    @Override
+    public SocketAddress bindAddress() {
+        if (!byGid) {
+            return ContractTransport.super.bindAddress();
+        }
+        final byte[] gid = new byte[IbSocketAddress.GID_LENGTH];
+        gid[10] = (byte) 0xff;
+        gid[11] = (byte) 0xff;
+        System.arraycopy(loopback.getAddress(), 0, gid, 12, 4);
+        return IbSocketAddress.of(gid, 0);
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.rdmachannel.interop.contract;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -20,7 +20,7 @@ final class SelectorEchoServer implements EchoServer, Runnable {
 
     private final ServerSocketChannel listener;
     private final Selector selector;
-    private final InetSocketAddress address;
+    private final SocketAddress address;
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong open = new AtomicLong();
     private final AtomicLong maxOpen = new AtomicLong();
@@ -32,7 +32,7 @@ final class SelectorEchoServer implements EchoServer, Runnable {
     private SelectorEchoServer(final ServerSocketChannel listener, final Selector selector) throws IOException {
         this.listener = listener;
         this.selector = selector;
-        this.address = (InetSocketAddress) listener.getLocalAddress();
+        this.address = listener.getLocalAddress();
     }
 
     static SelectorEchoServer start(final ContractTransport transport, final int backlog) throws IOException {
@@ -113,7 +113,7 @@ final class SelectorEchoServer implements EchoServer, Runnable {
     }
 
     @Override
-    public InetSocketAddress address() {
+    public SocketAddress address() {
         return address;
     }
 

@@ -11,7 +11,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ConnectException;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
@@ -112,8 +111,8 @@ class SocketAdaptorContractTest {
         throws Exception {
         final SocketChannel placeholder = state.closeAtEnd(transport.openSocketChannel());
         placeholder.bind(transport.bindAddress());
-        final SocketAddress noListener = new InetSocketAddress(transport.loopbackAddress(),
-            ((InetSocketAddress) placeholder.getLocalAddress()).getPort());
+        final SocketAddress noListener = transport.addressWithPort(
+            ContractTransport.portOf(placeholder.getLocalAddress()));
         final BlockedConnectContractTest.BusyListener busyListener =
             BlockedConnectContractTest.listenerWithFullBacklog(transport, state);
         final SocketAddress busy = busyListener.address();
