@@ -481,7 +481,8 @@ final class OobHandshake implements CmConnection {
             gone = "the oob side channel failed: " + ex.getMessage();
         }
         if (gone != null && !queuePairClosed) {
-            LOG.debug("oob connection to {}: {}; its queue pair moves to ERROR", target, gone);
+            LOG.debug("oob connection {} {}: {}; its queue pair moves to ERROR", listener == null ? "to" : "on",
+                listener == null ? target : listener.localAddress(), gone);
             try {
                 queuePair.modify(QueuePairState.ERROR, new QueuePairAttributes());
             } catch (final IOException | RuntimeException ex) {
