@@ -85,6 +85,14 @@ final class ShmAgent implements AutoCloseable {
     }
 
     /**
+     * Have the agent look again at what it waits for: a thread other than the agent gave the device something to
+     * sweep later (an idle pooled file), and the agent may be waiting without a deadline.
+     */
+    void wakeup() {
+        selector.wakeup();
+    }
+
+    /**
      * Retry the queue pair's send queue when its deadline passes.
      */
     void scheduleRetry(final ShmQueuePair queuePair) {

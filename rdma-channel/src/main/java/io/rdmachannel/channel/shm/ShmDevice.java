@@ -90,7 +90,7 @@ final class ShmDevice implements RdmaDevice {
                     DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY)
                 : EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE,
                     DeviceCapability.SYNCHRONOUS_TRANSFER, DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY));
-        this.filePool = new ShmFilePool(folder, configuration);
+        this.filePool = new ShmFilePool(folder, configuration, this::wakeAgent);
         this.idleNanos = TimeUnit.MILLISECONDS.toNanos(configuration.poolIdleMillis());
         this.agent = new ShmAgent(this, folder.resolve(ShmAgent.SOCKET_FILE));
     }
@@ -233,6 +233,10 @@ final class ShmDevice implements RdmaDevice {
 
     Path peerFolder(final String peerGidHex) {
         return configuration.directory().resolve(peerGidHex);
+    }
+
+    private void wakeAgent() {
+        agent.wakeup();
     }
 
     ShmAgent agent() {

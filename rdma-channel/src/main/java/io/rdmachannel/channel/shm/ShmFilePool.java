@@ -32,6 +32,7 @@ final class ShmFilePool {
     private static final Logger LOG = LoggerFactory.getLogger(ShmFilePool.class);
 
     private final Path folder;
+    private final Runnable onFirstIdle;
     private final long maxIdleBytes;
     private final long idleNanos;
     private final AtomicInteger nextId = new AtomicInteger(1);
@@ -44,8 +45,15 @@ final class ShmFilePool {
     private record Idle(SharedFile file, long sinceNanos) {
     }
 
-    ShmFilePool(final Path folder, final ShmConfiguration configuration) {
+    /**
+     * A pool of files in {@code folder}.
+     *
+     * @param onFirstIdle run (outside the pool's lock) when a released file is the only idle one: the sweeper, which
+     *                    may be waiting without a deadline while nothing is idle, must learn that something is.
+     */
+    ShmFilePool(final Path folder, final ShmConfiguration configuration, final Runnable onFirstIdle) {
         this.folder = folder;
+        this.onFirstIdle = onFirstIdle;
         this.maxIdleBytes = configuration.poolMaxIdleBytes();
         this.idleNanos = TimeUnit.MILLISECONDS.toNanos(configuration.poolIdleMillis());
     }
@@ -94,15 +102,22 @@ final class ShmFilePool {
             return;
         }
         file.zero();
+        final boolean kept;
+        final boolean first;
         synchronized (this) {
-            if (!closed && idleBytes + size <= maxIdleBytes) {
+            kept = !closed && idleBytes + size <= maxIdleBytes;
+            first = kept && idleFiles == 0;
+            if (kept) {
                 idle.computeIfAbsent(size, ignore -> new ArrayDeque<>()).addLast(new Idle(file, System.nanoTime()));
                 idleBytes += size;
                 idleFiles++;
-                return;
             }
         }
-        file.close();
+        if (!kept) {
+            file.close();
+        } else if (first) {
+            onFirstIdle.run();
+        }
     }
 
     /**
