@@ -536,6 +536,12 @@ final class NativeQueuePair implements QueuePair {
         closeActions.add(action);
     }
 
+    /** Destroyed: {@code ibv_destroy_qp} returns once the device no longer touches the queue pair's memory. */
+    @Override
+    public synchronized boolean peerAccessEnded() {
+        return closed;
+    }
+
     @Override
     public void close() {
         synchronized (deviceEventLock) {

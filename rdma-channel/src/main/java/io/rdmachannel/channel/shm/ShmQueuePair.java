@@ -101,6 +101,8 @@ final class ShmQueuePair implements QueuePair {
     private volatile long sendRetired;
     private volatile boolean peerGone;
     private volatile boolean closed;
+    /** Set once close found every peer access ended (false while open, and if one did not end in time). */
+    private volatile boolean peerAccessEnded;
     private final CloseActions closeActions = new CloseActions();
 
     // guarded by the receive completion queue's poll lock
@@ -1296,6 +1298,11 @@ final class ShmQueuePair implements QueuePair {
     }
 
     @Override
+    public boolean peerAccessEnded() {
+        return peerAccessEnded;
+    }
+
+    @Override
     public void close() {
         final RemotePeer peer;
         sendLock.lock();
@@ -1331,6 +1338,7 @@ final class ShmQueuePair implements QueuePair {
         }
         final boolean drained = AccessGuard.awaitDrained(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET,
             ShmDevice.DRAIN_TIMEOUT_NANOS);
+        peerAccessEnded = drained;
         if (!drained) {
             // a peer access never ended: nothing it may still touch is reused
             LOG.debug("queue pair {} closed while a peer access was under way; its files are not reused", number);

@@ -132,6 +132,18 @@ public interface QueuePair extends AutoCloseable {
     void whenClosed(Runnable action);
 
     /**
+     * Whether, once this queue pair is closed, no access of its peer to this side's memory can still be under way,
+     * so that memory it reached may serve another connection at once. True on a device whose destroy waits for the
+     * hardware (verbs); false on the shared-memory provider when a peer's access did not end within its drain time
+     * (its process may be stopped in the middle of it).
+     *
+     * @return true if the queue pair is closed and quiescent; false while it is open or if an access may linger.
+     */
+    default boolean peerAccessEnded() {
+        return true;
+    }
+
+    /**
      * Destroy the queue pair. Outstanding requests are discarded without completions; the remote queue pair sees
      * the connection end.
      */

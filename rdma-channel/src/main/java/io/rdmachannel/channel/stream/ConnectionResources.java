@@ -1,6 +1,5 @@
 package io.rdmachannel.channel.stream;
 
-import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.DeviceCapability;
 import io.rdmachannel.channel.spi.MemoryRegion;
@@ -11,14 +10,14 @@ import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.SendWorkRequest;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
  * What one connection allocates on its device, and its release in reverse order of creation: the registration with
  * the device context, a send and a receive completion queue (both signal the context's readiness source with the
  * connection's token), the send ring with its inline stage and control slots, the receive ring, the target SGL the
- * peer writes, the message buffers of message mode, and the queue pair. Filled on the CM thread ({@link #allocate},
+ * peer writes, the message buffers of message mode (together a {@link ConnectionMemory}, taken from and given back
+ * to the context's {@link ConnectionMemoryPool}), and the queue pair. Filled on the CM thread ({@link #allocate},
  * {@link #bind}); {@link #release} runs with both of the connection's locks held, so no side is using a resource
  * while it goes.
  *
@@ -40,7 +39,7 @@ final class ConnectionResources {
     int token = -1;
     CompletionQueue sendCompletionQueue;
     CompletionQueue receiveCompletionQueue;
-    Arena sendArena;
+    ConnectionMemory memory;
     MemoryRegion sendRegion;
     MemoryRegion receiveRegion;
     MemoryRegion targetRegion;
@@ -96,18 +95,15 @@ final class ConnectionResources {
             if (messageMode) {
                 inlineSize = Math.max(inlineSize, MessageSendDescriptor.LENGTH);
             }
-            sendArena = Arena.ofShared();
-            sendMemory = sendArena.allocate(sendBufferSize + MAX_INLINE_STAGE + controlWindow * SgeDescriptor.LENGTH,
-                4096);
-            sendRegion = context.protectionDomain().register(sendMemory, 0);
-            receiveRegion = context.protectionDomain().allocate(receiveBufferSize,
-                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            targetRegion = context.protectionDomain().allocate(targetSglEntries * SgeDescriptor.LENGTH,
-                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            if (messageMode) {
-                messageRegion = context.protectionDomain().allocate(
-                    MessageSendDescriptor.bufferOffset(receiveDepth()), AccessFlags.LOCAL_WRITE);
-            }
+            memory = context.memoryPool().acquire(new ConnectionMemory.Shape(
+                sendBufferSize + MAX_INLINE_STAGE + (long) controlWindow * SgeDescriptor.LENGTH, receiveBufferSize,
+                (long) targetSglEntries * SgeDescriptor.LENGTH,
+                messageMode ? MessageSendDescriptor.bufferOffset(receiveDepth()) : 0));
+            sendMemory = memory.sendMemory;
+            sendRegion = memory.sendRegion;
+            receiveRegion = memory.receiveRegion;
+            targetRegion = memory.targetRegion;
+            messageRegion = memory.messageRegion;
         } catch (final IOException | RuntimeException ex) {
             release(owner);
             throw ex;
@@ -161,17 +157,21 @@ final class ConnectionResources {
     void release(final RsocketConnection owner) {
         RuntimeException failure = null;
         failure = close(queuePair, failure);
+        // before the queue pair is bound the peer was never told where the memory is
+        final boolean reusable = queuePair == null || failure == null && queuePair.peerAccessEnded();
         queuePair = null;
-        failure = close(messageRegion, failure);
+        if (memory != null) {
+            try {
+                context.memoryPool().release(memory, reusable);
+            } catch (final RuntimeException ex) {
+                failure = add(failure, ex);
+            }
+        }
+        memory = null;
         messageRegion = null;
-        failure = close(targetRegion, failure);
         targetRegion = null;
-        failure = close(receiveRegion, failure);
         receiveRegion = null;
-        failure = close(sendRegion, failure);
         sendRegion = null;
-        failure = close(sendArena, failure);
-        sendArena = null;
         sendMemory = null;
         failure = close(receiveCompletionQueue, failure);
         receiveCompletionQueue = null;
@@ -194,13 +194,16 @@ final class ConnectionResources {
             resource.close();
             return failure;
         } catch (final Exception ex) {
-            final RuntimeException thrown = ex instanceof RuntimeException runtime ? runtime
-                : new IllegalStateException("closing " + resource + " failed", ex);
-            if (failure == null) {
-                return thrown;
-            }
-            failure.addSuppressed(thrown);
-            return failure;
+            return add(failure, ex instanceof RuntimeException runtime ? runtime
+                : new IllegalStateException("closing " + resource + " failed", ex));
         }
+    }
+
+    private static RuntimeException add(final RuntimeException failure, final RuntimeException thrown) {
+        if (failure == null) {
+            return thrown;
+        }
+        failure.addSuppressed(thrown);
+        return failure;
     }
 }

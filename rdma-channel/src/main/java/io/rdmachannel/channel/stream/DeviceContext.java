@@ -29,6 +29,7 @@ final class DeviceContext implements AutoCloseable {
     private final ProtectionDomain protectionDomain;
     private final ReadinessSource readinessSource;
     private final MemoryRegion processMemory;
+    private final ConnectionMemoryPool memoryPool;
     private final Thread poller;
     private final ReadinessSource.ReadyHandler dispatch = this::dispatch;
     private volatile RsocketConnection[] connections = new RsocketConnection[64];
@@ -40,7 +41,8 @@ final class DeviceContext implements AutoCloseable {
     private volatile MemoryRegion[] registeredBuffers = new MemoryRegion[0];
     private final IntConsumer releaseListener = this::forgetRegisteredBuffer;
 
-    DeviceContext(final RdmaDevice device) throws IOException {
+    DeviceContext(final RdmaDevice device, final int memoryPoolSize, final long memoryPoolIdleMillis,
+        final ConnectionMemoryPool.Scheduler timer) throws IOException {
         this.device = device;
         this.protectionDomain = device.allocateProtectionDomain();
         try {
@@ -58,6 +60,7 @@ final class DeviceContext implements AutoCloseable {
             protectionDomain.close();
             throw ex;
         }
+        this.memoryPool = new ConnectionMemoryPool(protectionDomain, memoryPoolSize, memoryPoolIdleMillis, timer);
         this.poller = readinessSource.dispatchDirectly(dispatch) ? null
             : Thread.ofPlatform().daemon().name("rdmachannel-poller-" + device.name()).start(this::run);
         BufferRegistry.onRelease(releaseListener);
@@ -134,6 +137,13 @@ final class DeviceContext implements AutoCloseable {
 
     RdmaDevice device() {
         return device;
+    }
+
+    /**
+     * The memory of ended connections, kept for the next ones.
+     */
+    ConnectionMemoryPool memoryPool() {
+        return memoryPool;
     }
 
     ProtectionDomain protectionDomain() {
@@ -233,6 +243,11 @@ final class DeviceContext implements AutoCloseable {
                 }
             }
             registeredBuffers = new MemoryRegion[0];
+        }
+        try {
+            memoryPool.close();
+        } catch (final RuntimeException ex) {
+            LOG.warn("releasing the idle connection memory of device {} failed", device.name(), ex);
         }
         if (processMemory != null) {
             processMemory.close();

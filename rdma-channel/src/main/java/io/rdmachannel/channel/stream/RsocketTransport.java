@@ -181,6 +181,13 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         return live.stream().map(RsocketConnection::info).toArray(ConnectionInfo[]::new);
     }
 
+    /**
+     * The device contexts opened so far; for tests.
+     */
+    synchronized List<DeviceContext> contexts() {
+        return List.copyOf(contexts.values());
+    }
+
     @Override
     public DeviceInfo[] getDevices() {
         final DeviceContext[] current;
@@ -242,6 +249,17 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
             return;
         }
         timer().execute(task);
+    }
+
+    /**
+     * Run a task once on the timer thread after a delay; false (and it never runs) once the transport is closed.
+     */
+    synchronized boolean runOnTimer(final Runnable task, final long delayNanos) {
+        if (closed) {
+            return false;
+        }
+        timer().schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        return true;
     }
 
     /**
@@ -342,7 +360,8 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         }
         DeviceContext context = contexts.get(device);
         if (context == null) {
-            context = new DeviceContext(device);
+            context = new DeviceContext(device, configuration.memoryPoolSize(),
+                configuration.memoryPoolIdleMillis(), this::runOnTimer);
             contexts.put(device, context);
         }
         return context;

@@ -100,6 +100,19 @@ public final class StreamConfiguration {
     public static final int SEND_COMPLETION_TIMEOUT_DEFAULT = 10_000;
 
     /**
+     * How many ended connections' memory (send ring, receive ring, target SGL, registered on the device) each device
+     * context keeps for the next connections of the same sizes; 0 frees it with every connection.
+     */
+    public static final String MEMORY_POOL_SIZE_PROP_NAME = "rdmachannel.stream.memoryPoolSize";
+    /** Default for {@link #MEMORY_POOL_SIZE_PROP_NAME}. */
+    public static final int MEMORY_POOL_SIZE_DEFAULT = 16;
+
+    /** How long, in milliseconds, an ended connection's memory is kept for the next connection. */
+    public static final String MEMORY_POOL_IDLE_MILLIS_PROP_NAME = "rdmachannel.stream.memoryPoolIdleMillis";
+    /** Default for {@link #MEMORY_POOL_IDLE_MILLIS_PROP_NAME}. */
+    public static final int MEMORY_POOL_IDLE_MILLIS_DEFAULT = 2000;
+
+    /**
      * How long a write must have stalled (ended with bytes left, for the peer's credits or for send resources, until
      * a later write sent something) before the stall is recorded as an {@code io.rdmachannel.WriteStalled} Flight
      * Recorder event.
@@ -168,6 +181,8 @@ public final class StreamConfiguration {
     private final int pollingTimeMicros;
     private final int keepAliveSeconds;
     private final int sendCompletionTimeoutMillis;
+    private final int memoryPoolSize;
+    private final int memoryPoolIdleMillis;
     private final int stallEventMillis;
     private final int resolveAttempts;
     private final int retryCount;
@@ -202,6 +217,9 @@ public final class StreamConfiguration {
             Integer.MAX_VALUE);
         sendCompletionTimeoutMillis = intProperty(properties, SEND_COMPLETION_TIMEOUT_PROP_NAME,
             SEND_COMPLETION_TIMEOUT_DEFAULT, 1, 3_600_000);
+        memoryPoolSize = intProperty(properties, MEMORY_POOL_SIZE_PROP_NAME, MEMORY_POOL_SIZE_DEFAULT, 0, 4096);
+        memoryPoolIdleMillis = intProperty(properties, MEMORY_POOL_IDLE_MILLIS_PROP_NAME,
+            MEMORY_POOL_IDLE_MILLIS_DEFAULT, 1, 3_600_000);
         stallEventMillis = intProperty(properties, STALL_EVENT_THRESHOLD_PROP_NAME, STALL_EVENT_THRESHOLD_DEFAULT, 1,
             3_600_000);
         resolveAttempts = intProperty(properties, RESOLVE_ATTEMPTS_PROP_NAME, RESOLVE_ATTEMPTS_DEFAULT, 1, 10);
@@ -417,6 +435,24 @@ public final class StreamConfiguration {
     }
 
     /**
+     * How many ended connections' memory sets a device context keeps.
+     *
+     * @return the number of idle sets kept, 0 for none.
+     */
+    public int memoryPoolSize() {
+        return memoryPoolSize;
+    }
+
+    /**
+     * How long an ended connection's memory set is kept.
+     *
+     * @return milliseconds.
+     */
+    public int memoryPoolIdleMillis() {
+        return memoryPoolIdleMillis;
+    }
+
+    /**
      * How long a write stall lasts before it is recorded as a Flight Recorder event.
      *
      * @return milliseconds.
@@ -497,6 +533,8 @@ public final class StreamConfiguration {
             + ", pollingTimeMicros=" + pollingTimeMicros
             + ", keepAliveSeconds=" + keepAliveSeconds
             + ", sendCompletionTimeoutMillis=" + sendCompletionTimeoutMillis
+            + ", memoryPoolSize=" + memoryPoolSize
+            + ", memoryPoolIdleMillis=" + memoryPoolIdleMillis
             + ", stallEventMillis=" + stallEventMillis
             + ", resolveAttempts=" + resolveAttempts
             + ", retryCount=" + retryCount

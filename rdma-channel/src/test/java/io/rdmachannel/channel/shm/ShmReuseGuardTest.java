@@ -67,6 +67,33 @@ class ShmReuseGuardTest {
     }
 
     @Test
+    void shouldSayWhetherAPeerAccessMayOutliveTheClose() throws Exception {
+        final ShmDevice local = (ShmDevice) fixture.device();
+        final ShmDevice owner = (ShmDevice) fixture.device();
+        final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
+        final CompletionQueue cq = fixture.own(owner.createCompletionQueue(16, null, 0));
+        final QueuePair quiet = pd.createQueuePair(attributes(cq));
+        final QueuePair held = pd.createQueuePair(attributes(cq));
+        final RemotePeer visitor = RemotePeer.connect(local, owner.gid(), quiet.number());
+        final RemotePeer stuck = RemotePeer.connect(local, owner.gid(), held.number());
+        try {
+            assertFalse(quiet.peerAccessEnded(), "an open queue pair is not quiescent");
+            assertTrue(visitor.enter());
+            visitor.exit();
+            quiet.close();
+            assertTrue(quiet.peerAccessEnded(), "every peer access had ended");
+
+            assertTrue(stuck.enter());
+            held.close();
+            assertFalse(held.peerAccessEnded(), "a peer access was still under way when the close gave up on it");
+            stuck.exit();
+        } finally {
+            visitor.close();
+            stuck.close();
+        }
+    }
+
+    @Test
     void shouldNotReuseARegionWhileAPeerAccessIsUnderWay() throws Exception {
         final ShmDevice local = (ShmDevice) fixture.device();
         final ShmDevice owner = (ShmDevice) fixture.device();
