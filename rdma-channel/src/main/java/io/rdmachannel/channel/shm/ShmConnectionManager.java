@@ -100,6 +100,8 @@ final class ShmConnectionManager implements ConnectionManager {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final List<Handshake> handshakes = new ArrayList<>();
     private volatile boolean running = true;
+    /** The owner of the device's folder, read on the first request; used on this manager's thread only. */
+    private UserPrincipal folderOwner;
 
     ShmConnectionManager(final ShmDevice device, final ShmConfiguration configuration) throws IOException {
         this.device = device;
@@ -641,7 +643,11 @@ final class ShmConnectionManager implements ConnectionManager {
             }
             try {
                 final UnixDomainPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED);
-                final UserPrincipal owner = Files.getOwner(directory);
+                if (folderOwner == null) {
+                    // read once: the folder is this device's, created private to its user
+                    folderOwner = Files.getOwner(directory);
+                }
+                final UserPrincipal owner = folderOwner;
                 if (!peer.user().equals(owner)) {
                     return "the requester runs as " + peer.user().getName() + ", not as " + owner.getName();
                 }
