@@ -26,6 +26,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -291,13 +292,23 @@ final class ShmConnectionManager implements ConnectionManager {
         final SocketAddress source = ShmAddresses.source(local, target, device.gid(),
             EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW));
         final Handshake handshake = new Handshake(null, endpoint, source, target);
-        execute(handshake::start);
+        if (Thread.currentThread().isInterrupted()) {
+            // the caller's interrupt status would close the socket: the manager's thread makes the request instead
+            execute(handshake::start);
+        } else {
+            // the request leaves from the caller's thread, without waiting for the manager's; the reply comes there
+            handshake.request();
+            execute(handshake::adopt);
+        }
         return handshake;
     }
 
     // ----- the event thread -----
 
-    private void execute(final Runnable task) {
+    /**
+     * Run a task on the manager's thread.
+     */
+    void execute(final Runnable task) {
         tasks.add(task);
         selector.wakeup();
     }
@@ -450,6 +461,9 @@ final class ShmConnectionManager implements ConnectionManager {
         private ByteBuffer peerPrivateData;
         private boolean bound;
         private boolean done;
+        /** Active side: whether the socket is connected, and what failed before the manager's thread took over. */
+        private boolean socketConnected;
+        private IOException startFailure;
 
         Handshake(final ShmListener listener, final CmEndpoint endpoint, final SocketAddress source,
             final SocketAddress target) {
@@ -468,8 +482,18 @@ final class ShmConnectionManager implements ConnectionManager {
             }
         }
 
-        /** Active side: find the listener and open the socket. */
+        /** Active side, on the manager's thread: find the listener, open the socket, send the request. */
         void start() {
+            request();
+            adopt();
+        }
+
+        /**
+         * Active side, on any thread before the manager's thread knows this handshake: find the listener, open the
+         * socket and, once it is connected (a Unix socket connects at once unless the listener's backlog is full),
+         * create the queue pair and send the request. What fails is kept for {@link #adopt}.
+         */
+        void request() {
             try {
                 Path path = listenerPath(target, false);
                 if (!Files.exists(path)) {
@@ -477,15 +501,36 @@ final class ShmConnectionManager implements ConnectionManager {
                 }
                 final SocketChannel socket = PlatformChannels.provider()
                     .openSocketChannel(StandardProtocolFamily.UNIX);
+                channel = socket;
                 socket.configureBlocking(false);
-                attach(socket, SelectionKey.OP_CONNECT);
-                if (socket.connect(UnixDomainSocketAddress.of(path))) {
-                    onConnected();
+                socketConnected = socket.connect(UnixDomainSocketAddress.of(path));
+                if (socketConnected) {
+                    sendRequest();
                 }
+            } catch (final ClosedByInterruptException ex) {
+                // interrupted meanwhile: the socket is closed, and the attempt ends with the interrupt as its cause
+                startFailure = ex;
             } catch (final IOException ex) {
-                fail(queuePair == null ? RejectReason.NO_LISTENER.exception() : ex, null);
+                startFailure = queuePair == null ? RejectReason.NO_LISTENER.exception() : ex;
             } catch (final RuntimeException ex) {
-                fail(new IOException("cannot start the connection: " + ex, ex), null);
+                startFailure = new IOException("cannot start the connection: " + ex, ex);
+            }
+        }
+
+        /**
+         * Active side, on the manager's thread: take over the handshake {@link #request} began, and wait for the
+         * socket's connection, the rest of the request or the reply.
+         */
+        void adopt() {
+            if (startFailure != null) {
+                fail(startFailure, null);
+                return;
+            }
+            try {
+                attach(channel, !socketConnected ? SelectionKey.OP_CONNECT
+                    : pendingOut != null ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            } catch (final IOException | RuntimeException ex) {
+                fail(new IOException("shm connection handshake failed: " + ex.getMessage(), ex), null);
             }
         }
 
@@ -493,7 +538,12 @@ final class ShmConnectionManager implements ConnectionManager {
             try {
                 if (ready.isConnectable()) {
                     if (channel.finishConnect()) {
-                        onConnected();
+                        socketConnected = true;
+                        key.interestOps(SelectionKey.OP_READ);
+                        sendRequest();
+                        if (pendingOut != null) {
+                            key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                        }
                     }
                     return;
                 }
@@ -509,8 +559,8 @@ final class ShmConnectionManager implements ConnectionManager {
             }
         }
 
-        private void onConnected() throws IOException {
-            key.interestOps(SelectionKey.OP_READ);
+        /** Active side: create the queue pair and send the request; the part not written waits in pendingOut. */
+        private void sendRequest() throws IOException {
             final CmEndpoint.QueuePairSetup setup = endpoint.prepare(device);
             createQueuePair(setup);
             bound = true;
@@ -520,7 +570,11 @@ final class ShmConnectionManager implements ConnectionManager {
             ShmAddresses.put(frame, source);
             ShmAddresses.put(frame, target);
             putPrivateData(frame, privateData);
-            send(frame);
+            frame.putInt(0, frame.position() - Integer.BYTES).flip();
+            channel.write(frame);
+            if (frame.hasRemaining()) {
+                pendingOut = frame;
+            }
         }
 
         private void createQueuePair(final CmEndpoint.QueuePairSetup setup) throws IOException {

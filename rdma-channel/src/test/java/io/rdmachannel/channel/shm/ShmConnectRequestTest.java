@@ -1,0 +1,173 @@
+package io.rdmachannel.channel.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmachannel.channel.cm.CmConnection;
+import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.cm.CmListener;
+import io.rdmachannel.channel.cm.ConnectionManager;
+import io.rdmachannel.channel.cm.ConnectionRequest;
+import io.rdmachannel.channel.cm.RejectReason;
+import io.rdmachannel.channel.cm.Rejection;
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.RdmaProviders;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Where a connection request leaves from: the connecting thread sends it without waiting for its connection
+ * manager's thread (one hand-off less per connect), and a connecting thread whose interrupt status is set, whose
+ * socket calls would be refused, leaves it to the manager's thread and keeps its status.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ShmConnectRequestTest {
+    private ConnectionManager server;
+    private ShmConnectionManager client;
+    private CmListener listener;
+    private final LinkedBlockingQueue<ConnectionRequest> requests = new LinkedBlockingQueue<>();
+
+    @BeforeEach
+    void open() throws IOException {
+        server = RdmaProviders.byName("shm").openConnectionManager(null);
+        client = (ShmConnectionManager) RdmaProviders.byName("shm").openConnectionManager(null);
+        listener = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8, request -> {
+            requests.add(request);
+            return new Rejection(RejectReason.POLICY, "seen");
+        }, remote -> {
+            throw new AssertionError("a rejected request got an endpoint");
+        });
+    }
+
+    @AfterEach
+    void close() {
+        listener.close();
+        client.close();
+        server.close();
+    }
+
+    @Test
+    void shouldSendTheRequestFromTheConnectingThreadWhileTheManagersThreadIsBusy() throws Exception {
+        final CountDownLatch busy = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        client.execute(() -> {
+            busy.countDown();
+            try {
+                release.await();
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertTrue(busy.await(10, TimeUnit.SECONDS));
+        final Endpoint endpoint = new Endpoint();
+        final CmConnection attempt = client.connect(listener.localAddress(), null, endpoint);
+        try {
+            final ConnectionRequest request = requests.poll(10, TimeUnit.SECONDS);
+            assertTrue(request != null, "the listener saw no request while the client's manager thread was busy");
+            assertFalse(endpoint.outcome.isDone(), "the attempt ended before the manager's thread took it over");
+        } finally {
+            release.countDown();
+        }
+        assertRejected(endpoint);
+        attempt.close();
+    }
+
+    @Test
+    void shouldLeaveTheRequestToTheManagersThreadWhenTheCallerIsInterrupted() throws Exception {
+        final Endpoint endpoint = new Endpoint();
+        final CompletableFuture<Boolean> stillInterrupted = new CompletableFuture<>();
+        final Thread caller = Thread.ofPlatform().start(() -> {
+            Thread.currentThread().interrupt();
+            try {
+                client.connect(listener.localAddress(), null, endpoint);
+                stillInterrupted.complete(Thread.currentThread().isInterrupted());
+            } catch (final IOException | RuntimeException ex) {
+                stillInterrupted.completeExceptionally(ex);
+            }
+        });
+        caller.join(TimeUnit.SECONDS.toMillis(10));
+        assertTrue(stillInterrupted.get(10, TimeUnit.SECONDS), "the caller's interrupt status was cleared");
+        assertTrue(requests.poll(10, TimeUnit.SECONDS) != null, "the request never reached the listener");
+        assertRejected(endpoint);
+    }
+
+    private static void assertRejected(final Endpoint endpoint) throws InterruptedException {
+        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+            () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(ConnectException.class, failed.getCause());
+        assertTrue(failed.getCause().getMessage().contains("seen"), failed.getCause()::getMessage);
+        assertEquals(0, endpoint.openQueuePairs(), "the rejected attempt's queue pair is still open");
+    }
+
+    /**
+     * An endpoint with its own protection domain and completion queue; it owns the queue pair once bound, as the
+     * stream engine does, and closes everything when the attempt fails.
+     */
+    private static final class Endpoint implements CmEndpoint {
+        final CompletableFuture<Void> outcome = new CompletableFuture<>();
+        private ProtectionDomain domain;
+        private CompletionQueue queue;
+        private QueuePair queuePair;
+
+        @Override
+        public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
+            domain = device.allocateProtectionDomain();
+            queue = device.createCompletionQueue(16, null, 0);
+            return new QueuePairSetup(domain, new QueuePairInitAttributes().sendCompletionQueue(queue)
+                .receiveCompletionQueue(queue).maxSendWorkRequests(8).maxReceiveWorkRequests(8),
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 6, 6);
+        }
+
+        @Override
+        public ByteBuffer bind(final QueuePair pair, final ByteBuffer peerPrivateData) {
+            queuePair = pair;
+            return null;
+        }
+
+        @Override
+        public void established(final ByteBuffer peerPrivateData, final SocketAddress localAddress,
+            final SocketAddress remoteAddress) {
+            outcome.complete(null);
+        }
+
+        @Override
+        public void failed(final IOException cause) {
+            if (queuePair != null) {
+                queuePair.close();
+            }
+            if (queue != null) {
+                queue.close();
+            }
+            if (domain != null) {
+                domain.close();
+            }
+            outcome.completeExceptionally(cause);
+        }
+
+        int openQueuePairs() {
+            return domain == null ? 0 : domain.device().resources().queuePairs();
+        }
+    }
+}
