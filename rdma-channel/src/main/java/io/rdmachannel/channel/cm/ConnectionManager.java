@@ -41,6 +41,14 @@ public interface ConnectionManager extends AutoCloseable {
     CmConnection connect(SocketAddress remote, SocketAddress local, CmEndpoint endpoint) throws IOException;
 
     /**
+     * The first half of {@link #close()}: listeners close and attempts in progress fail (their endpoints are told and
+     * release what they hold), but the devices this CM opened stay open, so that their owner can close what it made
+     * on them before {@code close()} closes the devices. Idempotent; nothing can be started afterwards.
+     */
+    default void stop() {
+    }
+
+    /**
      * Stop the CM: listeners close, attempts in progress fail.
      */
     @Override

@@ -101,6 +101,7 @@ final class ShmConnectionManager implements ConnectionManager {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final List<Handshake> handshakes = new ArrayList<>();
     private volatile boolean running = true;
+    private boolean closed;
     /** The owner of the device's folder, read on the first request; used on this manager's thread only. */
     private UserPrincipal folderOwner;
 
@@ -279,6 +280,9 @@ final class ShmConnectionManager implements ConnectionManager {
     @Override
     public CmConnection connect(final SocketAddress remote, final SocketAddress local, final CmEndpoint endpoint)
         throws IOException {
+        if (!running) {
+            throw new IOException("the shm connection manager is closed");
+        }
         final SocketAddress target = ShmAddresses.target(ShmAddresses.check(remote));
         if (local != null && ShmAddresses.check(local).getClass() != target.getClass()) {
             throw new UnsupportedAddressTypeException();
@@ -332,6 +336,15 @@ final class ShmConnectionManager implements ConnectionManager {
                 LOG.error("shm connection manager failed", ex);
             }
         } finally {
+            // attempts handed over before the stop are taken over first, so that they fail below like the others
+            Runnable task;
+            while ((task = tasks.poll()) != null) {
+                try {
+                    task.run();
+                } catch (final RuntimeException ex) {
+                    LOG.error("shm connection manager task failed", ex);
+                }
+            }
             for (final Handshake handshake : List.copyOf(handshakes)) {
                 handshake.fail(new IOException("the shm connection manager is closed"), RejectReason.CLOSING);
             }
@@ -361,17 +374,30 @@ final class ShmConnectionManager implements ConnectionManager {
     }
 
     @Override
-    public void close() {
+    public void stop() {
         if (!running) {
             return;
         }
         running = false;
         selector.wakeup();
+        if (Thread.currentThread() != thread) {
+            try {
+                thread.join(TimeUnit.SECONDS.toMillis(5));
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        stop();
         try {
-            thread.join(TimeUnit.SECONDS.toMillis(5));
             selector.close();
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
         } catch (final IOException ex) {
             LOG.debug("closing the shm connection manager", ex);
         }

@@ -13,6 +13,7 @@ import io.rdmachannel.channel.spi.RdmaProvider;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.SocketAddress;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -385,18 +386,42 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         for (final RsocketConnection connection : stillLingering) {
             connection.abort();
         }
-        for (final DeviceContext context : contexts.values()) {
-            context.close();
-        }
-        final List<ConnectionManager> others;
+        final List<ConnectionManager> managers = new ArrayList<>();
         synchronized (this) {
-            others = List.copyOf(otherManagers.values());
+            managers.addAll(List.copyOf(otherManagers.values()).reversed());
             otherManagers.clear();
         }
-        for (final ConnectionManager manager : others.reversed()) {
-            manager.close();
+        managers.add(connectionManager);
+        // attempts in flight release what they hold on the contexts first; the managers' devices stay open meanwhile
+        RuntimeException failure = null;
+        for (final ConnectionManager manager : managers) {
+            failure = closeStep(manager::stop, failure);
         }
-        connectionManager.close();
+        for (final DeviceContext context : contexts.values()) {
+            failure = closeStep(context::close, failure);
+        }
+        for (final ConnectionManager manager : managers) {
+            failure = closeStep(manager::close, failure);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * One step of {@link #close()}: a failure does not stop the later steps; the first is rethrown once all ran.
+     */
+    private static RuntimeException closeStep(final Runnable step, final RuntimeException failure) {
+        try {
+            step.run();
+            return failure;
+        } catch (final RuntimeException ex) {
+            if (failure == null) {
+                return ex;
+            }
+            failure.addSuppressed(ex);
+            return failure;
+        }
     }
 
     @Override
