@@ -321,14 +321,7 @@ final class ShmConnectionManager implements ConnectionManager {
         try {
             while (running) {
                 selector.select(this::onSelected, 100);
-                Runnable task;
-                while ((task = tasks.poll()) != null) {
-                    try {
-                        task.run();
-                    } catch (final RuntimeException ex) {
-                        LOG.error("shm connection manager task failed", ex);
-                    }
-                }
+                runTasks();
                 expireHandshakes();
             }
         } catch (final IOException | ClosedSelectorException ex) {
@@ -337,14 +330,7 @@ final class ShmConnectionManager implements ConnectionManager {
             }
         } finally {
             // attempts handed over before the stop are taken over first, so that they fail below like the others
-            Runnable task;
-            while ((task = tasks.poll()) != null) {
-                try {
-                    task.run();
-                } catch (final RuntimeException ex) {
-                    LOG.error("shm connection manager task failed", ex);
-                }
-            }
+            runTasks();
             for (final Handshake handshake : List.copyOf(handshakes)) {
                 handshake.fail(new IOException("the shm connection manager is closed"), RejectReason.CLOSING);
             }
@@ -352,6 +338,17 @@ final class ShmConnectionManager implements ConnectionManager {
                 if (key.attachment() instanceof ShmListener listener) {
                     listener.close();
                 }
+            }
+        }
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            try {
+                task.run();
+            } catch (final RuntimeException ex) {
+                LOG.error("shm connection manager task failed", ex);
             }
         }
     }

@@ -66,7 +66,10 @@ final class ConnectionMemory implements AutoCloseable {
             return new ConnectionMemory(shape, sendArena, sendMemory, sendRegion, receiveRegion, targetRegion,
                 messageRegion);
         } catch (final IOException | RuntimeException ex) {
-            closeAll(ex, targetRegion, receiveRegion, sendRegion, sendArena);
+            final RuntimeException failure = closeAll(targetRegion, receiveRegion, sendRegion, sendArena);
+            if (failure != null) {
+                ex.addSuppressed(failure);
+            }
             throw ex;
         }
     }
@@ -89,31 +92,16 @@ final class ConnectionMemory implements AutoCloseable {
      */
     @Override
     public void close() {
-        final RuntimeException failure = closeAll(null, messageRegion, targetRegion, receiveRegion, sendRegion,
-            sendArena);
+        final RuntimeException failure = closeAll(messageRegion, targetRegion, receiveRegion, sendRegion, sendArena);
         if (failure != null) {
             throw failure;
         }
     }
 
-    private static <T extends Throwable> RuntimeException closeAll(final T pending, final AutoCloseable... resources) {
+    private static RuntimeException closeAll(final AutoCloseable... resources) {
         RuntimeException failure = null;
         for (final AutoCloseable resource : resources) {
-            if (resource == null) {
-                continue;
-            }
-            try {
-                resource.close();
-            } catch (final Exception ex) {
-                if (pending != null) {
-                    pending.addSuppressed(ex);
-                } else if (failure == null) {
-                    failure = ex instanceof RuntimeException runtime ? runtime
-                        : new IllegalStateException("closing " + resource + " failed", ex);
-                } else {
-                    failure.addSuppressed(ex);
-                }
-            }
+            failure = Closing.close(resource, failure);
         }
         return failure;
     }

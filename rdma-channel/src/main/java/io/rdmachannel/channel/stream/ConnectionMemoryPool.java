@@ -180,15 +180,7 @@ final class ConnectionMemoryPool implements AutoCloseable {
     private static void closeAll(final List<ConnectionMemory> sets) {
         RuntimeException failure = null;
         for (final ConnectionMemory set : sets) {
-            try {
-                set.close();
-            } catch (final RuntimeException ex) {
-                if (failure == null) {
-                    failure = ex;
-                } else {
-                    failure.addSuppressed(ex);
-                }
-            }
+            failure = Closing.close(set, failure);
         }
         if (failure != null) {
             throw failure;

@@ -156,7 +156,7 @@ final class ConnectionResources {
      */
     void release(final RsocketConnection owner) {
         RuntimeException failure = null;
-        failure = close(queuePair, failure);
+        failure = Closing.close(queuePair, failure);
         // before the queue pair is bound the peer was never told where the memory is
         final boolean reusable = queuePair == null || failure == null && queuePair.peerAccessEnded();
         queuePair = null;
@@ -164,7 +164,7 @@ final class ConnectionResources {
             try {
                 context.memoryPool().release(memory, reusable);
             } catch (final RuntimeException ex) {
-                failure = add(failure, ex);
+                failure = Closing.add(failure, ex);
             }
         }
         memory = null;
@@ -173,9 +173,9 @@ final class ConnectionResources {
         receiveRegion = null;
         sendRegion = null;
         sendMemory = null;
-        failure = close(receiveCompletionQueue, failure);
+        failure = Closing.close(receiveCompletionQueue, failure);
         receiveCompletionQueue = null;
-        failure = close(sendCompletionQueue, failure);
+        failure = Closing.close(sendCompletionQueue, failure);
         sendCompletionQueue = null;
         if (token >= 0) {
             context.unregister(token, owner);
@@ -184,26 +184,5 @@ final class ConnectionResources {
         if (failure != null) {
             throw failure;
         }
-    }
-
-    private static RuntimeException close(final AutoCloseable resource, final RuntimeException failure) {
-        if (resource == null) {
-            return failure;
-        }
-        try {
-            resource.close();
-            return failure;
-        } catch (final Exception ex) {
-            return add(failure, ex instanceof RuntimeException runtime ? runtime
-                : new IllegalStateException("closing " + resource + " failed", ex));
-        }
-    }
-
-    private static RuntimeException add(final RuntimeException failure, final RuntimeException thrown) {
-        if (failure == null) {
-            return thrown;
-        }
-        failure.addSuppressed(thrown);
-        return failure;
     }
 }

@@ -395,32 +395,16 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         // attempts in flight release what they hold on the contexts first; the managers' devices stay open meanwhile
         RuntimeException failure = null;
         for (final ConnectionManager manager : managers) {
-            failure = closeStep(manager::stop, failure);
+            failure = Closing.close(manager::stop, failure);
         }
         for (final DeviceContext context : contexts.values()) {
-            failure = closeStep(context::close, failure);
+            failure = Closing.close(context::close, failure);
         }
         for (final ConnectionManager manager : managers) {
-            failure = closeStep(manager::close, failure);
+            failure = Closing.close(manager::close, failure);
         }
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    /**
-     * One step of {@link #close()}: a failure does not stop the later steps; the first is rethrown once all ran.
-     */
-    private static RuntimeException closeStep(final Runnable step, final RuntimeException failure) {
-        try {
-            step.run();
-            return failure;
-        } catch (final RuntimeException ex) {
-            if (failure == null) {
-                return ex;
-            }
-            failure.addSuppressed(ex);
-            return failure;
         }
     }
 
