@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmachannel.channel.cm.oob.OobConnectionManager;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
@@ -13,15 +14,16 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Closing a transport while one of its connection attempts is in flight (its queue pair, completion queues and
  * memory allocated, the listener not answering yet): the close releases everything and ends the attempt, and throws
  * nothing. It used to close the device contexts first, whose readiness source the attempt's completion queues still
- * used, and fail there, leaving the connection manager and its device open.
+ * used, and fail there, leaving the connection manager and its device open. On the shm provider's own manager and on
+ * {@code oob}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TransportCloseInFlightTest {
@@ -31,10 +33,9 @@ class TransportCloseInFlightTest {
     private StreamTransport clientTransport;
     private StreamListener listener;
 
-    @BeforeEach
-    void open() throws IOException {
-        serverTransport = StreamTransports.open(RdmaProviders.byName("shm"));
-        clientTransport = StreamTransports.open(RdmaProviders.byName("shm"));
+    private void open(final String manager) throws IOException {
+        serverTransport = StreamTransports.open(RdmaProviders.byName("shm"), manager);
+        clientTransport = StreamTransports.open(RdmaProviders.byName("shm"), manager);
         listener = serverTransport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
             new StreamOptions().requestFilter(request -> {
                 requested.countDown();
@@ -55,8 +56,10 @@ class TransportCloseInFlightTest {
         StreamTransports.close(clientTransport);
     }
 
-    @Test
-    void shouldReleaseAnAttemptInFlightAndCloseCleanly() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"shm", OobConnectionManager.NAME})
+    void shouldReleaseAnAttemptInFlightAndCloseCleanly(final String manager) throws Exception {
+        open(manager);
         final BlockingStream.Waker waker = new BlockingStream.Waker();
         final StreamConnector attempt = clientTransport.connect(listener.localAddress(), null, new StreamOptions(),
             waker);

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,6 +75,7 @@ public final class OobConnectionManager implements ConnectionManager {
     /** Established connections whose side channel is their lifeline. */
     private final Set<OobHandshake> watched = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private final AtomicBoolean devicesClosed = new AtomicBoolean();
 
     /**
      * A manager over a provider's devices, with the settings of the system properties.
@@ -240,12 +242,11 @@ public final class OobConnectionManager implements ConnectionManager {
     }
 
     /**
-     * Stop: listeners close, handshakes in progress fail and the side channels of established connections close
-     * (their threads are waited for, a bounded time, so that nothing uses a device after it closed), then the devices
-     * close.
+     * Listeners close, handshakes in progress fail and the side channels of established connections close (their
+     * threads are waited for, a bounded time, so that nothing uses a device after it closed); the devices stay open.
      */
     @Override
-    public void close() {
+    public void stop() {
         if (closed) {
             return;
         }
@@ -266,6 +267,17 @@ public final class OobConnectionManager implements ConnectionManager {
         for (final OobHandshake connection : List.copyOf(watched)) {
             connection.awaitEnd(deadline);
         }
+    }
+
+    /**
+     * {@link #stop()}, then the devices close.
+     */
+    @Override
+    public void close() {
+        if (!devicesClosed.compareAndSet(false, true)) {
+            return;
+        }
+        stop();
         devices.close();
     }
 
