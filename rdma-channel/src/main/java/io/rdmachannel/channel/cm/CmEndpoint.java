@@ -10,9 +10,12 @@ import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 
 /**
- * The local side of one connection, as the connection manager drives it. Callbacks run on the CM's event thread,
- * in this order: {@link #prepare}, {@link #bind}, then {@link #established} or {@link #failed}; {@link #failed} may
- * also come at any earlier point, after which the endpoint releases what it allocated.
+ * The local side of one connection, as the connection manager drives it. Callbacks run one at a time, in this
+ * order: {@link #prepare}, {@link #bind}, then {@link #established} or {@link #failed}; {@link #failed} may also come
+ * at any earlier point, after which the endpoint releases what it allocated. They run on the CM's event thread, except
+ * that an active side's {@link #prepare} and {@link #bind} may run on the thread that called
+ * {@link ConnectionManager#connect} before it returns (the shm CM sends the request from there); the CM hands the
+ * attempt to its event thread after them.
  */
 public interface CmEndpoint {
     /**

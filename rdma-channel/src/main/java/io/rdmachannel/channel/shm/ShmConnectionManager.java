@@ -47,6 +47,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import jdk.net.ExtendedSocketOptions;
@@ -101,7 +102,7 @@ final class ShmConnectionManager implements ConnectionManager {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final List<Handshake> handshakes = new ArrayList<>();
     private volatile boolean running = true;
-    private boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
     /** The owner of the device's folder, read on the first request; used on this manager's thread only. */
     private UserPrincipal folderOwner;
 
@@ -388,10 +389,9 @@ final class ShmConnectionManager implements ConnectionManager {
 
     @Override
     public void close() {
-        if (closed) {
+        if (!closed.compareAndSet(false, true)) {
             return;
         }
-        closed = true;
         stop();
         try {
             selector.close();
@@ -564,9 +564,6 @@ final class ShmConnectionManager implements ConnectionManager {
                         socketConnected = true;
                         key.interestOps(SelectionKey.OP_READ);
                         sendRequest();
-                        if (pendingOut != null) {
-                            key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
-                        }
                     }
                     return;
                 }
@@ -582,7 +579,7 @@ final class ShmConnectionManager implements ConnectionManager {
             }
         }
 
-        /** Active side: create the queue pair and send the request; the part not written waits in pendingOut. */
+        /** Active side: create the queue pair and send the request ({@link #send}, before or after {@link #attach}). */
         private void sendRequest() throws IOException {
             final CmEndpoint.QueuePairSetup setup = endpoint.prepare(device);
             createQueuePair(setup);
@@ -593,11 +590,7 @@ final class ShmConnectionManager implements ConnectionManager {
             ShmAddresses.put(frame, source);
             ShmAddresses.put(frame, target);
             putPrivateData(frame, privateData);
-            frame.putInt(0, frame.position() - Integer.BYTES).flip();
-            channel.write(frame);
-            if (frame.hasRemaining()) {
-                pendingOut = frame;
-            }
+            send(frame);
         }
 
         private void createQueuePair(final CmEndpoint.QueuePairSetup setup) throws IOException {
@@ -802,12 +795,18 @@ final class ShmConnectionManager implements ConnectionManager {
             return ByteBuffer.allocate(MAX_FRAME).putInt(0).putInt(MAGIC).put((byte) type);
         }
 
+        /**
+         * Write a frame; what the socket does not take waits in {@code pendingOut} for OP_WRITE, which is asked for
+         * here once the handshake is attached to the selector, or by {@link #adopt} when it attaches.
+         */
         private void send(final ByteBuffer frame) throws IOException {
             frame.putInt(0, frame.position() - Integer.BYTES).flip();
             channel.write(frame);
             if (frame.hasRemaining()) {
                 pendingOut = frame;
-                key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
+                if (key != null) {
+                    key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
+                }
             }
         }
 

@@ -17,9 +17,9 @@ import java.lang.foreign.MemorySegment;
  * the device context, a send and a receive completion queue (both signal the context's readiness source with the
  * connection's token), the send ring with its inline stage and control slots, the receive ring, the target SGL the
  * peer writes, the message buffers of message mode (together a {@link ConnectionMemory}, taken from and given back
- * to the context's {@link ConnectionMemoryPool}), and the queue pair. Filled on the CM thread ({@link #allocate},
- * {@link #bind}); {@link #release} runs with both of the connection's locks held, so no side is using a resource
- * while it goes.
+ * to the context's {@link ConnectionMemoryPool}), and the queue pair. Filled by the CM's callbacks ({@link #allocate},
+ * {@link #bind}), one at a time; {@link #release} runs with both of the connection's locks held, so no side is using a
+ * resource while it goes.
  *
  * <p>Send memory layout: {@code [send ring | inline stage (MAX_INLINE_STAGE) | control slots (controlWindow SGEs)]}.
  */

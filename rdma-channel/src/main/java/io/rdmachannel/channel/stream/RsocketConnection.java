@@ -105,7 +105,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         this.receive = new ReceivePath(state, send, options);
     }
 
-    // ----- establishment (CM event thread) -----
+    // ----- establishment (CM event thread; an active side's prepare and bind may run on the connecting thread) -----
 
     @Override
     public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
