@@ -9,11 +9,11 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import org.agrona.collections.Int2ObjectHashMap;
 
 /**
  * The mappings of one peer device's shared files: its memory-region table, and its pooled files this process has
@@ -39,7 +39,8 @@ final class PeerNode implements AutoCloseable {
     private final SharedFile table;
     private final int capacity;
     private final AtomicReferenceArray<Mapping> mappings;
-    private final Map<Integer, CachedFile> files = new ConcurrentHashMap<>();
+    /** Guarded by this; primitive keys, so a lookup allocates no boxed id (file ids grow past the integer cache). */
+    private final Int2ObjectHashMap<CachedFile> files = new Int2ObjectHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     // guarded by this
     private final List<SharedFile> retired = new ArrayList<>();
@@ -384,7 +385,9 @@ final class PeerNode implements AutoCloseable {
         for (int i = 0; i < capacity; i++) {
             mappings.set(i, null);
         }
-        files.values().forEach(cached -> closeQuietly(cached.file));
+        for (final CachedFile cached : files.values()) {
+            closeQuietly(cached.file);
+        }
         files.clear();
         retired.forEach(PeerNode::closeQuietly);
         retired.clear();

@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
+import org.agrona.collections.Int2ObjectHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +53,11 @@ final class ShmDevice implements RdmaDevice {
     private final byte[] regionTags;
     private final ShmAgent agent;
     private final Map<Integer, ShmQueuePair> queuePairs = new ConcurrentHashMap<>();
-    private final Map<Integer, ShmCompletionQueue> completionQueues = new ConcurrentHashMap<>();
+    /**
+     * By id, for signals that name a queue (from a link, or a queue pair of this device): a primitive map under its
+     * own monitor, so a lookup allocates no boxed key (ids grow past the small-integer cache).
+     */
+    private final Int2ObjectHashMap<ShmCompletionQueue> completionQueues = new Int2ObjectHashMap<>();
     private final Map<Integer, ShmSharedReceiveQueue> sharedReceiveQueues = new ConcurrentHashMap<>();
     private final Map<String, PeerNode> peers = new ConcurrentHashMap<>();
     private final ShmFilePool filePool;
@@ -182,7 +187,9 @@ final class ShmDevice implements RdmaDevice {
         if (source != null) {
             source.attach();
         }
-        completionQueues.put(id, queue);
+        synchronized (completionQueues) {
+            completionQueues.put(id, queue);
+        }
         openChildren.incrementAndGet();
         resources.opened(ResourceCounter.Kind.COMPLETION_QUEUE);
         return queue;
@@ -297,11 +304,15 @@ final class ShmDevice implements RdmaDevice {
     }
 
     ShmCompletionQueue completionQueue(final int id) {
-        return completionQueues.get(id);
+        synchronized (completionQueues) {
+            return completionQueues.get(id);
+        }
     }
 
     void removeCompletionQueue(final ShmCompletionQueue queue) {
-        completionQueues.remove(queue.id(), queue);
+        synchronized (completionQueues) {
+            completionQueues.remove(queue.id(), queue);
+        }
     }
 
     void addSharedReceiveQueue(final ShmSharedReceiveQueue queue) {
