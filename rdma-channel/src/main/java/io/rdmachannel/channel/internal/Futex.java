@@ -1,11 +1,14 @@
 package io.rdmachannel.channel.internal;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 import java.util.Objects;
@@ -27,6 +30,16 @@ public final class Futex {
 
     private static final int FUTEX_WAIT = 0;
     private static final int FUTEX_WAKE = 1;
+    /** {@code futex_waitv(2)}, Linux 5.16 and later, the same number on every architecture. */
+    private static final long SYS_FUTEX_WAITV = 449;
+    /** {@code struct futex_waitv}: {@code u64 val, u64 uaddr, u32 flags, u32 reserved}. */
+    public static final int WAITV_ENTRY_BYTES = 24;
+    /** {@code FUTEX_WAITV_MAX}: the most words one {@code futex_waitv} waits on. */
+    public static final int WAITV_MAX = 128;
+    /** {@code FUTEX2_SIZE_U32}, without {@code FUTEX2_PRIVATE}: the waker may be another process. */
+    public static final int FUTEX2_SIZE_U32 = 2;
+    private static final long CLOCK_MONOTONIC = 1;
+    private static final int EAGAIN = 11;
     private static final long NANOS_PER_SECOND = 1_000_000_000L;
     private static final Calls CALLS = Calls.load();
     /** A 16-byte {@code struct timespec} per waiting thread, made once: waiting allocates nothing. */
@@ -43,6 +56,16 @@ public final class Futex {
      */
     public static boolean isAvailable() {
         return CALLS.syscall != null;
+    }
+
+    /**
+     * Whether one thread can wait on several words at once ({@link #awaitAny}): futexes are available and the kernel
+     * has {@code futex_waitv} (Linux 5.16).
+     *
+     * @return false when a thread can wait on one word only.
+     */
+    public static boolean isWaitvAvailable() {
+        return CALLS.waitv;
     }
 
     /**
@@ -96,6 +119,39 @@ public final class Futex {
         call(segment.address() + offset, FUTEX_WAKE, Integer.MAX_VALUE, MemorySegment.NULL);
     }
 
+    /**
+     * Wait until one of the words stops holding its expected value, or a {@link #wake} of one of them, the deadline, or
+     * a signal: {@code futex_waitv(2)} over {@code count} entries of {@code waiters}, each a
+     * {@code struct futex_waitv} ({@value #WAITV_ENTRY_BYTES} bytes: expected value, address, {@code FUTEX2_SIZE_U32}).
+     * Spurious returns are possible: the caller re-checks its conditions. Blocks the carrier of a virtual thread.
+     *
+     * @param waiters the entries, in memory that stays valid during the call.
+     * @param count how many entries, 1 to {@link #WAITV_MAX}.
+     * @param deadlineNanos an absolute {@link System#nanoTime()} (which is {@code CLOCK_MONOTONIC} on Linux), or 0 for
+     *     none.
+     * @param timeout a 16-byte {@code struct timespec} to fill in, of the calling thread.
+     * @return the index of the entry that was woken, or -1 (a word differed, the deadline, a signal).
+     */
+    public static int awaitAny(final MemorySegment waiters, final int count, final long deadlineNanos,
+        final MemorySegment timeout) {
+        Objects.checkFromIndexSize(0, (long) count * WAITV_ENTRY_BYTES, waiters.byteSize());
+        if (count < 1 || count > WAITV_MAX) {
+            throw new IllegalArgumentException("futex_waitv takes 1 to " + WAITV_MAX + " words, not " + count);
+        }
+        long timeoutAddress = 0;
+        if (deadlineNanos != 0) {
+            timeout.set(JAVA_LONG, 0, Long.divideUnsigned(deadlineNanos, NANOS_PER_SECOND));
+            timeout.set(JAVA_LONG, Long.BYTES, Long.remainderUnsigned(deadlineNanos, NANOS_PER_SECOND));
+            timeoutAddress = timeout.address();
+        }
+        try {
+            return (int) (long) CALLS.syscall.invokeExact(SYS_FUTEX_WAITV, waiters.address(), (long) count, 0L,
+                timeoutAddress, CLOCK_MONOTONIC, 0L);
+        } catch (final Throwable ex) {
+            throw new IllegalStateException("futex_waitv failed", ex);
+        }
+    }
+
     private static void call(final long word, final int operation, final int value,
         final MemorySegment timeout) {
         try {
@@ -111,8 +167,18 @@ public final class Futex {
     /**
      * The downcall, or why there is none.
      */
-    private record Calls(MethodHandle syscall, long number, String reason) {
+    private record Calls(MethodHandle syscall, long number, String reason, boolean waitv) {
+        Calls(final MethodHandle syscall, final long number, final String reason) {
+            this(syscall, number, reason, false);
+        }
+
         static Calls load() {
+            final Calls calls = loadSyscall();
+            return calls.syscall == null ? calls
+                : new Calls(calls.syscall, calls.number, null, probeWaitv());
+        }
+
+        private static Calls loadSyscall() {
             if ("false".equalsIgnoreCase(System.getProperty(DISABLE_PROP_NAME, "true"))) {
                 return new Calls(null, 0, DISABLE_PROP_NAME + "=false");
             }
@@ -139,6 +205,35 @@ public final class Futex {
                 return new Calls(handle, number, null);
             } catch (final RuntimeException ex) {
                 return new Calls(null, 0, "cannot link syscall(2): " + ex);
+            }
+        }
+
+        /**
+         * Whether the kernel has {@code futex_waitv}: one entry whose word differs from its expected value must fail
+         * at once with {@code EAGAIN} (an old kernel says {@code ENOSYS}).
+         */
+        private static boolean probeWaitv() {
+            try (Arena arena = Arena.ofConfined()) {
+                final Linker linker = Linker.nativeLinker();
+                final StructLayout state = Linker.Option.captureStateLayout();
+                final MethodHandle handle = linker.downcallHandle(linker.defaultLookup().find("syscall")
+                    .orElseThrow(), FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
+                    JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.captureCallState("errno"),
+                    Linker.Option.firstVariadicArg(1));
+                final MemorySegment errno = arena.allocate(state);
+                final MemorySegment word = arena.allocate(JAVA_INT);
+                word.set(JAVA_INT, 0, 1);
+                final MemorySegment entry = arena.allocate(WAITV_ENTRY_BYTES, Long.BYTES);
+                entry.set(JAVA_LONG, 0, 0L);
+                entry.set(JAVA_LONG, Long.BYTES, word.address());
+                entry.set(JAVA_INT, 2 * Long.BYTES, FUTEX2_SIZE_U32);
+                final long result = (long) handle.invokeExact(errno, SYS_FUTEX_WAITV, entry.address(), 1L, 0L, 0L,
+                    CLOCK_MONOTONIC, 0L);
+                final int code = (int) state.varHandle(MemoryLayout.PathElement.groupElement("errno"))
+                    .get(errno, 0L);
+                return result == -1 && code == EAGAIN;
+            } catch (final Throwable ex) {
+                return false;
             }
         }
     }

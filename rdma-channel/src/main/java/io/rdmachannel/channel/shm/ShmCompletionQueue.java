@@ -7,6 +7,7 @@ import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.ResourceCounter;
+import io.rdmachannel.channel.spi.WaitSet;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -310,6 +311,14 @@ final class ShmCompletionQueue implements CompletionQueue {
         Atomics.getAndBitwiseOrInt(armed, ARMED_OFFSET, ARMED_WAITER);
         VarHandle.fullFence();
         return ticket;
+    }
+
+    @Override
+    public boolean addWaiter(final WaitSet set) {
+        if (!Futex.isAvailable() || set.remaining() == 0) {
+            return false;
+        }
+        return set.add(armed, WAITER_OFFSET, requestWaiterWakeup());
     }
 
     @Override

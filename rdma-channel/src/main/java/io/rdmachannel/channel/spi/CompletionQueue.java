@@ -68,6 +68,20 @@ public interface CompletionQueue extends AutoCloseable {
     }
 
     /**
+     * Arm the queue for a thread that waits on several queues at once ({@link WaitSet}, a selector): as
+     * {@link #requestWaiterWakeup()}, and the word that thread sleeps on is added to {@code set} with its ticket.
+     * Poll again after arming, since a completion may have arrived before.
+     *
+     * @param set the waiting thread's set.
+     * @return false if this queue cannot be waited on in a set (a native completion channel), or the set is full:
+     *     nothing was armed or added.
+     * @throws IllegalStateException if the queue is closed.
+     */
+    default boolean addWaiter(final WaitSet set) {
+        return false;
+    }
+
+    /**
      * Wake every thread in {@link #awaitWakeup} now (a close, a shutdown or an interrupt from another thread). Safe
      * from any thread; does nothing on a queue without direct waits.
      */
