@@ -17,8 +17,9 @@ package io.rdmachannel.channel;
  * @param bufferStalls      writes that ended with bytes left for want of our own send resources: send queue slots or
  *                          send-ring space still held by sends in flight.
  * @param spinsCaught       busy-polls before a wait that found the connection ready, so no wait followed.
- * @param directWaits       waits of platform threads on the connection's completion queue itself (each ends with
- *                          one wake-up, a timeout or a close).
+ * @param directWaits       waits of platform threads on the connection's completion queues themselves (each ends
+ *                          with one wake-up, a timeout or a close): blocked readers and writers, and selectors that
+ *                          waited with the channel registered.
  * @param keepAlivesSent    keepalive probes posted.
  * @param completionErrors  work completions with an error status (RNR or transport retries exceeded, remote access
  *                          errors, ...), not counting flushes: a queue pair that fails or whose peer is gone

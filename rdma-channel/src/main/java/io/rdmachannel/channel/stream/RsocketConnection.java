@@ -8,6 +8,7 @@ import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.QueuePair;
 import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.WaitSet;
 
 import java.io.IOException;
 import java.net.SocketAddress;
@@ -82,6 +83,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private long writeSpinsCaught;
     private long readDirectWaits;
     private long writeDirectWaits;
+    /** Selector waits on this connection's completion queues ({@link #armDirect}): from the selector's thread. */
+    private final AtomicLong selectorDirectWaits = new AtomicLong();
     private volatile IOException failure;
     private PeerConnectionData peer;
     private SocketAddress localAddress;
@@ -359,6 +362,39 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         } finally {
             directWaiters.decrementAndGet();
         }
+    }
+
+    @Override
+    public boolean armDirect(final int interest, final WaitSet set) {
+        final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
+        final CompletionQueue sendQueue = resources.sendCompletionQueue;
+        if (receiveQueue == null || sendQueue == null || state.phase != ConnectionState.PHASE_ESTABLISHED
+            || set.remaining() < 2) {
+            return false;
+        }
+        final int mark = set.size();
+        directWaiters.incrementAndGet();
+        boolean added;
+        try {
+            added = receiveQueue.addWaiter(set)
+                && ((interest & StreamReadiness.WRITE) == 0 || sendQueue.addWaiter(set));
+        } catch (final IllegalStateException closed) {
+            added = false;
+        }
+        if (!added) {
+            set.truncate(mark);
+            directWaiters.decrementAndGet();
+            return false;
+        }
+        // what is not a completion reaches the set through wakeDirectWaiters, and the selector through the observer
+        armed = true;
+        selectorDirectWaits.incrementAndGet();
+        return true;
+    }
+
+    @Override
+    public void disarmDirect() {
+        directWaiters.decrementAndGet();
     }
 
     @Override
@@ -725,8 +761,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         send.lock();
         try {
             return send.statistics(receive.bytesReceived(), receive.messagesReceived(), receive.completionErrors(),
-                readSpinsCaught + writeSpinsCaught, readDirectWaits + writeDirectWaits, readinessArms.get(),
-                readinessWakeups.get());
+                readSpinsCaught + writeSpinsCaught, readDirectWaits + writeDirectWaits + selectorDirectWaits.get(),
+                readinessArms.get(), readinessWakeups.get());
         } finally {
             send.unlock();
             receive.unlock();

@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.stream;
 
 import io.rdmachannel.channel.ConnectionStatistics;
+import io.rdmachannel.channel.spi.WaitSet;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -102,6 +103,29 @@ public interface StreamConnection extends AutoCloseable {
      */
     default void awaitDirect(final int interest, final long timeoutNanos, final BooleanSupplier stillWaiting) {
         throw new UnsupportedOperationException("this connection cannot wake a waiting thread directly");
+    }
+
+    /**
+     * Arm for a platform thread that waits for several connections at once (a selector) on a {@link WaitSet}: the
+     * words of the completion queues {@code interest} waits on (the receive side for a reader; both for a writer) go
+     * into the set, and until {@link #disarmDirect()} the connection wakes them also for what is not a completion (a
+     * keepalive failure, a local shutdown, its release) and reports such changes to its observer. The caller reads the
+     * readiness again after arming, and calls {@link #disarmDirect()} once after its wait.
+     *
+     * @param interest {@link StreamReadiness} bits waited for.
+     * @param set the waiting thread's set.
+     * @return false if the connection cannot be waited on in a set (no direct waits, not established, the set too
+     *     full): nothing was added or armed, and the caller arms with {@link #arm()} instead.
+     */
+    default boolean armDirect(final int interest, final WaitSet set) {
+        return false;
+    }
+
+    /**
+     * End one {@link #armDirect} that returned true.
+     */
+    default void disarmDirect() {
+        // nothing was armed
     }
 
     /**
