@@ -2,6 +2,9 @@ package io.rdmachannel.nio;
 
 import java.nio.channels.SelectableChannel;
 
+import io.rdmachannel.channel.spi.WaitSet;
+import io.rdmachannel.channel.stream.StreamConnection;
+
 /**
  * What {@link RdmaSelector} needs from a channel (the JDK's SelChImpl).
  */
@@ -38,6 +41,33 @@ interface RdmaSelectableChannel {
      * Arm the current endpoint so the relay is called when its readiness may change.
      */
     void armEndpoint();
+
+    /**
+     * Whether the current endpoint can be waited on in a {@link WaitSet} ({@link #armEndpointDirect}): a connected
+     * stream whose device lets a thread wait on its completion queues. A selector that waits directly leaves such a
+     * key unarmed between its waits, and arms every other key through the relay, once, as always.
+     *
+     * @return false for listeners, connections in progress, platform fallbacks and devices without direct waits.
+     */
+    default boolean canWaitDirectly() {
+        return false;
+    }
+
+    /**
+     * Arm the current endpoint for a selector that waits on a {@link WaitSet} itself, woken directly by the event it
+     * waits for (no relay, no thread in between): the endpoint's words for {@code interestOps} go into the set. The
+     * selector reads the readiness again after arming, and calls the returned connection's
+     * {@link StreamConnection#disarmDirect()} once after its wait. Changes that are not the endpoint's events (a close,
+     * a shutdown) still reach the selector through the relay.
+     *
+     * @param interestOps the key's interest, as SelectionKey bits.
+     * @param set the selector's set.
+     * @return the connection armed, or null if this endpoint cannot be waited on in a set (then the selector arms it
+     *     with {@link #armEndpoint()}).
+     */
+    default StreamConnection armEndpointDirect(final int interestOps, final WaitSet set) {
+        return null;
+    }
 
     /**
      * Release the endpoint of a closed channel once the last selector has dropped its key.

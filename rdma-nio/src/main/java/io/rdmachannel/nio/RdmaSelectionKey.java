@@ -9,6 +9,8 @@ import java.nio.channels.Selector;
 import java.nio.channels.spi.AbstractSelectionKey;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.rdmachannel.channel.stream.StreamConnection;
+
 /**
  * A registration with an {@link RdmaSelector}: of an RDMA channel, whose readiness comes from its endpoint and, when
  * it has one, its platform channel; or of a platform channel (a JDK datagram channel, pipe, Unix-domain or TCP
@@ -40,6 +42,13 @@ final class RdmaSelectionKey extends AbstractSelectionKey {
     /** The selection round that last found this key ready, and what it found. Selection thread only. */
     long readyRound;
     int roundReady;
+    /**
+     * The connection a direct wait of the selection armed, and the words it put in the selector's wait set (from
+     * inclusive, to exclusive). Selection thread only.
+     */
+    StreamConnection directStream;
+    int directFrom;
+    int directTo;
     /**
      * The registration of the platform channel with the selector's platform selector, attached to this key, or null.
      * Written by the selection thread holding the channel's blocking lock.

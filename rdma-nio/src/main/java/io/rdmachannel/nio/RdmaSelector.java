@@ -23,11 +23,13 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import io.rdmachannel.channel.internal.PlatformChannels;
+import io.rdmachannel.channel.spi.WaitSet;
+import io.rdmachannel.channel.stream.StreamConnection;
 
 /**
  * A selector for RDMA channels and the platform's selectable channels together (the JDK's SelectorImpl with the
@@ -42,8 +44,15 @@ import io.rdmachannel.channel.internal.PlatformChannels;
  * channel of the platform), and the platform channel of an RDMA channel (its TCP connection or listener), are
  * registered with a platform selector of this selector's own, opened on first need, with the key as attachment; a
  * selection polls it, and waits in it when it has registrations, where RDMA readiness, interest changes and
- * {@link #wakeup()} reach it through its {@code wakeup()}. Without platform registrations a selection waits on a
- * {@link ReentrantLock} condition, so a virtual thread unmounts. A key's ready set is the union of both parts.
+ * {@link #wakeup()} reach it through its {@code wakeup()}. A key's ready set is the union of both parts.
+ *
+ * <p>Waiting without platform registrations: a platform thread with at most {@value #DIRECT_WAIT_KEYS} RDMA keys
+ * waits directly (where the provider allows it: shm with futexes): each park arms every key, the connections by
+ * putting their completion queues' words into a {@link WaitSet} the thread sleeps on, so the peer's completion wakes
+ * the selecting thread itself, with no relay, no device thread and no wake-up message in between; it disarms them
+ * when it wakes (so between selections those keys are not armed, and a wait of another kind arms every key first).
+ * Otherwise (a virtual thread, more keys, the native provider's connections, {@value #DIRECT_WAIT_PROP_NAME}{@code
+ * =false}) it parks with {@link LockSupport}, a virtual thread unmounting, and keys report through their relays.
  *
  * <p>Busy polling: when a registered channel with interest has {@code RDMA_BUSY_POLL} set, a selection that finds
  * nothing ready polls the registered keys on its own thread for up to the longest such time before it arms them
@@ -56,8 +65,17 @@ import io.rdmachannel.channel.internal.PlatformChannels;
  */
 final class RdmaSelector extends AbstractSelector {
     private static final int WAIT_NONE = 0;
-    private static final int WAIT_CONDITION = 1;
+    private static final int WAIT_PARKED = 1;
     private static final int WAIT_PLATFORM = 2;
+    private static final int WAIT_DIRECT = 3;
+    /** System property: {@code false} keeps selections off direct waits (every wait goes through the relays). */
+    static final String DIRECT_WAIT_PROP_NAME = "rdmachannel.selector.directWait";
+    /**
+     * The most registered RDMA keys a selection waits for directly: every key fits in one wait set even if each
+     * waits on two words (a writer), next to the set's own wake word. Above it, keys are armed once and report
+     * through their relays, so a wait costs nothing per idle key.
+     */
+    static final int DIRECT_WAIT_KEYS = (WaitSet.CAPACITY - 1) / 2;
 
     private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
     private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
@@ -83,6 +101,20 @@ final class RdmaSelector extends AbstractSelector {
     private long round;
     /** Whether this round armed the RDMA keys it found not ready (not while a busy-polling selection spins). */
     private boolean roundArmed;
+    /** Whether this round leaves the RDMA keys it found not ready to the direct wait that follows it. */
+    private boolean roundDirect;
+    /**
+     * Whether keys may be unarmed because selections waited directly (a direct wait arms every key for itself and
+     * disarms it after): a wait through the relays must arm every key first.
+     */
+    private boolean unarmedForDirect;
+    /** Whether selections may wait directly: the system property when the selector was opened, and the platform. */
+    private final boolean directWaits = !"false".equalsIgnoreCase(System.getProperty(DIRECT_WAIT_PROP_NAME))
+        && WaitSet.isAvailable();
+    /** The words a direct wait sleeps on, made by the first one; read by the threads that wake it. */
+    private WaitSet waitSet;
+    /** The keys the current direct wait armed directly. Selection thread only. */
+    private final ArrayList<RdmaSelectionKey> directArmed = new ArrayList<>(DIRECT_WAIT_KEYS);
     /** The RDMA channels' keys, copied on registration and deregistration (rare), read by a spinning selection. */
     private volatile RdmaSelectionKey[] registered = new RdmaSelectionKey[0];
     private final Object registeredLock = new Object();
@@ -97,10 +129,10 @@ final class RdmaSelector extends AbstractSelector {
     private final Consumer<SelectionKey> platformReady = this::onPlatformReady;
     private final Consumer<SelectionKey> ignoreReady = key -> { };
 
-    private final ReentrantLock waitLock = new ReentrantLock();
-    private final Condition woken = waitLock.newCondition();
-    // Fields guarded by waitLock; wakeupPending is also read, without the lock, by a spinning selection
+    /** Set by {@link #wakeup()}, cleared when a selection ends. */
     private volatile boolean wakeupPending;
+    /** The thread of the selection in progress, which offers and wakeups unpark while it is parked. */
+    private volatile Thread selecting;
     /** Where the selection thread is (about to be) parked: only then does an offer wake it. */
     private volatile int waitMode;
 
@@ -161,18 +193,10 @@ final class RdmaSelector extends AbstractSelector {
 
     @Override
     public Selector wakeup() {
-        waitLock.lock();
-        try {
-            wakeupPending = true;
-            woken.signalAll();
-        } finally {
-            waitLock.unlock();
-        }
+        wakeupPending = true;
         // the write of wakeupPending above and the read of waitMode below pair with the selection's write of
         // waitMode and its read of wakeupPending: one of the two sides sees the other
-        if (waitMode == WAIT_PLATFORM) {
-            platform.wakeup();
-        }
+        wakeWaiting();
         return this;
     }
 
@@ -262,16 +286,21 @@ final class RdmaSelector extends AbstractSelector {
         } while (!maybeReady.compareAndSet(head, key));
         // the push above and the read of waitMode below pair with the selection's write of waitMode and its read of
         // the stack before it waits: one of the two sides sees the other
+        wakeWaiting();
+    }
+
+    /**
+     * Wake the selection thread where it waits, if it does: no lock and no allocation, so an engine thread that
+     * reports readiness never blocks here.
+     */
+    private void wakeWaiting() {
         final int mode = waitMode;
-        if (mode == WAIT_CONDITION) {
-            waitLock.lock();
-            try {
-                woken.signalAll();
-            } finally {
-                waitLock.unlock();
-            }
+        if (mode == WAIT_PARKED) {
+            LockSupport.unpark(selecting);
         } else if (mode == WAIT_PLATFORM) {
             platform.wakeup();
+        } else if (mode == WAIT_DIRECT) {
+            waitSet.wake();
         }
     }
 
@@ -374,6 +403,7 @@ final class RdmaSelector extends AbstractSelector {
      */
     private void checkCandidates(final boolean arm) {
         roundArmed = arm;
+        roundDirect = arm && waitsDirectly();
         for (int i = 0; i < readyLastTime.size(); i++) {
             candidates.add(readyLastTime.get(i));
         }
@@ -490,6 +520,7 @@ final class RdmaSelector extends AbstractSelector {
     private int pollRegistered(final Consumer<SelectionKey> action, final boolean arm) throws IOException {
         beginRound();
         roundArmed = arm;
+        roundDirect = arm && waitsDirectly();
         for (final RdmaSelectionKey key : registered) {
             if (key.isValid() && key.rawInterestOps() != 0) {
                 key.checkedRound = round;
@@ -523,8 +554,13 @@ final class RdmaSelector extends AbstractSelector {
         final RdmaSelectableChannel channel = key.rdmaChannel();
         int ready = channel.translateReadyOps(interest);
         if (ready == 0 && arm) {
-            channel.armEndpoint();
-            ready = channel.translateReadyOps(interest);
+            if (roundDirect && channel.canWaitDirectly()) {
+                // the direct wait arms it for itself
+                unarmedForDirect = true;
+            } else {
+                channel.armEndpoint();
+                ready = channel.translateReadyOps(interest);
+            }
         }
         if (ready != 0) {
             readyLastTime.add(key);
@@ -668,29 +704,40 @@ final class RdmaSelector extends AbstractSelector {
      * registrations) a platform channel is ready. The caller looks again in any case.
      */
     private void await(final long deadline) throws IOException {
+        if (waitsDirectly()) {
+            if (awaitDirect(deadline)) {
+                return;
+            }
+        } else if (unarmedForDirect) {
+            // earlier selections waited directly and left keys unarmed: have the next round check and arm them all
+            unarmedForDirect = false;
+            for (final RdmaSelectionKey key : registered) {
+                key.maybeReady();
+            }
+            return;
+        }
         if (platformKeys > 0) {
             awaitPlatform(deadline);
             return;
         }
-        waitLock.lock();
+        // parked with LockSupport rather than on a Condition: a condition wait allocates a node each time, and the
+        // waker would contend for its lock (a virtual thread unmounts either way)
+        selecting = Thread.currentThread();
+        waitMode = WAIT_PARKED;
         try {
-            waitMode = WAIT_CONDITION;
             while (maybeReady.get() == null && !mustReturn()) {
                 if (deadline == 0) {
-                    woken.await();
+                    LockSupport.park(this);
                 } else {
                     final long remaining = deadline - System.nanoTime();
                     if (remaining <= 0) {
                         return;
                     }
-                    woken.awaitNanos(remaining);
+                    LockSupport.parkNanos(this, remaining);
                 }
             }
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
         } finally {
             waitMode = WAIT_NONE;
-            waitLock.unlock();
         }
     }
 
@@ -715,13 +762,100 @@ final class RdmaSelector extends AbstractSelector {
         }
     }
 
-    private void clearWakeup() {
-        waitLock.lock();
-        try {
-            wakeupPending = false;
-        } finally {
-            waitLock.unlock();
+    /**
+     * Whether this selection waits on a wait set itself: direct waits are available and not turned off, no platform
+     * registration (those need the platform selector), a platform thread (a virtual one must not block its carrier),
+     * and few enough keys.
+     */
+    private boolean waitsDirectly() {
+        return directWaits && platformKeys == 0 && registered.length <= DIRECT_WAIT_KEYS
+            && !Thread.currentThread().isVirtual();
+    }
+
+    /**
+     * Arm every RDMA key with interest for this wait, each connection that can by putting its completion queues'
+     * words into the wait set (the peer's completion then wakes this thread itself: one wake-up, no relay and no
+     * device thread in between), the others through their relays; look at each once armed; sleep on the set until a
+     * word moves, an offer, a wakeup, an interrupt, the close or the deadline; disarm and offer the keys whose words
+     * moved, for the next round to check.
+     */
+    private boolean awaitDirect(final long deadline) {
+        WaitSet set = waitSet;
+        if (set == null) {
+            set = new WaitSet();
+            waitSet = set;
         }
+        set.clear();
+        try {
+            final boolean found = armDirect(set);
+            if (!found && directArmed.isEmpty()) {
+                // no key to wait on directly (listeners, connections in progress, a device without direct waits):
+                // those are armed through their relays, so park as without direct waits
+                return false;
+            }
+            unarmedForDirect = true;
+            if (!found) {
+                // the write of waitMode and the read of the offered keys and the wakeup pair with offer() and
+                // wakeup(): one of the two sides sees the other; a wake of the set after its clear() ends the wait
+                waitMode = WAIT_DIRECT;
+                try {
+                    if (maybeReady.get() == null && !mustReturn()) {
+                        set.await(deadline);
+                    }
+                } finally {
+                    waitMode = WAIT_NONE;
+                }
+            }
+        } finally {
+            for (int i = 0; i < directArmed.size(); i++) {
+                final RdmaSelectionKey key = directArmed.get(i);
+                key.directStream.disarmDirect();
+                key.directStream = null;
+                if (set.changed(key.directFrom, key.directTo)) {
+                    key.maybeReady();
+                }
+            }
+            directArmed.clear();
+        }
+        return true;
+    }
+
+    /**
+     * Arm the keys for a direct wait, looking at each once armed.
+     *
+     * @return true if one was found ready (and offered): no wait.
+     */
+    private boolean armDirect(final WaitSet set) {
+        for (final RdmaSelectionKey key : registered) {
+            final int interest = key.rawInterestOps();
+            if (!key.isValid() || interest == 0) {
+                continue;
+            }
+            final RdmaSelectableChannel channel = key.rdmaChannel();
+            // a key that cannot wait directly was armed through its relay when a round found it not ready; one that
+            // stopped being able to since (its connection ended) is ready, which the look below sees
+            if (channel.canWaitDirectly()) {
+                final int from = set.size();
+                final StreamConnection stream = channel.armEndpointDirect(interest, set);
+                if (stream != null) {
+                    key.directStream = stream;
+                    key.directFrom = from;
+                    key.directTo = set.size();
+                    directArmed.add(key);
+                } else {
+                    channel.armEndpoint();
+                }
+            }
+            if (channel.translateReadyOps(interest) != 0) {
+                key.maybeReady();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void clearWakeup() {
+        wakeupPending = false;
     }
 
     // -- deregistration

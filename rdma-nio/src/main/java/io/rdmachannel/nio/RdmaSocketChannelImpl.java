@@ -34,6 +34,7 @@ import java.util.function.BooleanSupplier;
 
 import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.cm.NoRdmaPathException;
+import io.rdmachannel.channel.spi.WaitSet;
 import io.rdmachannel.channel.stream.StreamConnection;
 import io.rdmachannel.channel.stream.StreamConnector;
 import io.rdmachannel.channel.stream.StreamOptions;
@@ -1397,6 +1398,28 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     @Override
     public long busyPollNanos() {
         return tcp == null ? busyPollNanos : 0;
+    }
+
+    @Override
+    public boolean canWaitDirectly() {
+        final StreamConnection stream = connection;
+        return state == ST_CONNECTED && tcp == null && stream != null && stream.supportsDirectWait();
+    }
+
+    @Override
+    public StreamConnection armEndpointDirect(final int interestOps, final WaitSet set) {
+        final StreamConnection stream = connection;
+        if (state != ST_CONNECTED || tcp != null || stream == null) {
+            return null;
+        }
+        int interest = 0;
+        if ((interestOps & SelectionKey.OP_READ) != 0) {
+            interest |= StreamReadiness.READ;
+        }
+        if ((interestOps & SelectionKey.OP_WRITE) != 0) {
+            interest |= StreamReadiness.WRITE;
+        }
+        return stream.armDirect(interest, set) ? stream : null;
     }
 
     @Override

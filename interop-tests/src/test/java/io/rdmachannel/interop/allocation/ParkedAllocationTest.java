@@ -12,10 +12,13 @@ import io.rdmachannel.nio.RdmaSocketOptions;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
@@ -23,6 +26,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -95,13 +99,7 @@ class ParkedAllocationTest {
         final long[] echoAfter = new long[connections];
         final CountDownLatch echoesDone = new CountDownLatch(connections);
         for (int i = 0; i < connections; i++) {
-            final SocketChannel client = provider.openSocketChannel();
-            client.setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 0);
-            client.connect(listener.getLocalAddress());
-            final SocketChannel server = listener.accept();
-            server.setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 0);
-            clients.add(client);
-            servers.add(server);
+            final SocketChannel server = connect(provider);
             final int index = i;
             final Runnable echo = () -> echo(server, connections, echoBefore, echoAfter, index,
                 echoesDone);
@@ -126,6 +124,109 @@ class ParkedAllocationTest {
         }
         assertTrue(echoed < SLACK_BYTES_PER_ROUND_TRIP * MEASURED_ROUND_TRIPS, echoed
             + " bytes allocated by the echo threads in " + MEASURED_ROUND_TRIPS + " parked round trips");
+    }
+
+    /**
+     * The same with the echo side one selector thread serving every connection (non-blocking channels, no busy poll):
+     * each selection parks, and the client's message wakes it. Up to {@code RdmaSelector}'s limit of keys the
+     * selector waits on the connections' completion queues itself (shm), with 100 keys through the relays; neither
+     * the selector's thread nor the client's allocates.
+     */
+    @ParameterizedTest(name = "{0} connections")
+    @ValueSource(ints = {1, 40, 100})
+    void shouldNotAllocateWhileASelectorParksAndIsWoken(final int connections) throws Exception {
+        final RdmaSelectorProvider provider = new RdmaSelectorProvider(transport);
+        final Selector selector = provider.openSelector();
+        for (int i = 0; i < connections; i++) {
+            final SocketChannel server = connect(provider);
+            server.configureBlocking(false);
+            server.register(selector, SelectionKey.OP_READ, ByteBuffer.allocateDirect(SIZE));
+        }
+        final SelectorEcho echo = new SelectorEcho(selector);
+        final Thread thread = Thread.ofPlatform().daemon().name("selector-echo").start(echo);
+        echoes.add(thread);
+        final ByteBuffer message = ByteBuffer.allocateDirect(SIZE);
+        final ByteBuffer reply = ByteBuffer.allocateDirect(SIZE);
+        roundTrips(WARM_UP_ROUND_TRIPS, message, reply);
+        final long echoBefore = THREADS.getThreadAllocatedBytes(thread.threadId());
+        final long before = THREADS.getCurrentThreadAllocatedBytes();
+        roundTrips(MEASURED_ROUND_TRIPS, message, reply);
+        final long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
+        final long echoed = THREADS.getThreadAllocatedBytes(thread.threadId()) - echoBefore;
+        echo.stop();
+        thread.join(TimeUnit.SECONDS.toMillis(10));
+        assertEquals(null, echoFailure.get(), "the selector thread failed");
+
+        assertTrue(allocated < SLACK_BYTES_PER_ROUND_TRIP * MEASURED_ROUND_TRIPS, allocated
+            + " bytes allocated by the client thread in " + MEASURED_ROUND_TRIPS + " round trips");
+        assertTrue(echoed < SLACK_BYTES_PER_ROUND_TRIP * MEASURED_ROUND_TRIPS, echoed
+            + " bytes allocated by the selector thread in " + MEASURED_ROUND_TRIPS + " round trips");
+    }
+
+    /**
+     * Connect a client with no busy poll and accept its server side, both kept for closing.
+     *
+     * @return the server side.
+     */
+    private SocketChannel connect(final RdmaSelectorProvider provider) throws IOException {
+        final SocketChannel client = provider.openSocketChannel();
+        client.setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 0);
+        client.connect(listener.getLocalAddress());
+        final SocketChannel server = listener.accept();
+        server.setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 0);
+        clients.add(client);
+        servers.add(server);
+        return server;
+    }
+
+    /**
+     * One selector thread echoing every registered connection's messages: each key's attachment collects one message,
+     * written back once whole. Selects with an action made once, so a selection allocates nothing of its own.
+     */
+    private final class SelectorEcho implements Runnable {
+        private final Selector selector;
+        private final Consumer<SelectionKey> onReady = this::echo;
+        private volatile boolean stopped;
+
+        SelectorEcho(final Selector selector) {
+            this.selector = selector;
+        }
+
+        @Override
+        public void run() {
+            try (Selector owned = selector) {
+                while (!stopped) {
+                    owned.select(onReady);
+                }
+            } catch (final IOException | RuntimeException ex) {
+                echoFailure.compareAndSet(null, ex);
+            }
+        }
+
+        private void echo(final SelectionKey key) {
+            final SocketChannel channel = (SocketChannel) key.channel();
+            final ByteBuffer buffer = (ByteBuffer) key.attachment();
+            try {
+                if (channel.read(buffer) < 0) {
+                    key.cancel();
+                    return;
+                }
+                if (!buffer.hasRemaining()) {
+                    buffer.flip();
+                    while (buffer.hasRemaining()) {
+                        channel.write(buffer);
+                    }
+                    buffer.clear();
+                }
+            } catch (final IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+        }
+
+        void stop() {
+            stopped = true;
+            selector.wakeup();
+        }
     }
 
     /**

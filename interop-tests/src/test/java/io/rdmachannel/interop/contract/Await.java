@@ -19,7 +19,8 @@ final class Await {
     private static final long MAX_BACKOFF_NANOS = Duration.ofMillis(2).toNanos();
     /** The methods that wait in a system call made through FFM: class name, a dot, method name. */
     private static final Set<String> BLOCKING_DOWNCALLS = Set.of(
-        "io.rdmachannel.channel.internal.Futex.call", "io.rdmachannel.ffm.internal.LibC.poll");
+        "io.rdmachannel.channel.internal.Futex.call", "io.rdmachannel.channel.internal.Futex.awaitAny",
+        "io.rdmachannel.ffm.internal.LibC.poll");
 
     private Await() {
     }
@@ -92,8 +93,8 @@ final class Await {
 
     /**
      * A thread waiting in a system call made through FFM is RUNNABLE and its innermost visible frame is the Java
-     * method that made the downcall (the stub's frames are hidden): the futex of the shm provider, the poll(2) of
-     * the poll(2) of the native provider's direct waits.
+     * method that made the downcall (the stub's frames are hidden): the futexes of the shm provider (one word, or a
+     * selector's set of words), the poll(2) of the native provider's direct waits.
      */
     private static boolean isBlockingDowncall(final StackTraceElement frame) {
         return BLOCKING_DOWNCALLS.contains(frame.getClassName() + "." + frame.getMethodName());
