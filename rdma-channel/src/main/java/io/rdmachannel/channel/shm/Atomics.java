@@ -73,6 +73,10 @@ final class Atomics {
         return (int) INT_HANDLE.getAndBitwiseOr(segment, offset, bits);
     }
 
+    static int getAndBitwiseAndInt(final MemorySegment segment, final long offset, final int bits) {
+        return (int) INT_HANDLE.getAndBitwiseAnd(segment, offset, bits);
+    }
+
     static int getAndAddInt(final MemorySegment segment, final long offset, final int delta) {
         return (int) INT_HANDLE.getAndAdd(segment, offset, delta);
     }

@@ -314,6 +314,18 @@ final class ShmCompletionQueue implements CompletionQueue {
     }
 
     @Override
+    public boolean cancelWaiterWakeup() {
+        if (closed || !Futex.isAvailable()) {
+            return false;
+        }
+        try {
+            return (Atomics.getAndBitwiseAndInt(armed, ARMED_OFFSET, ~ARMED_WAITER) & ARMED_WAITER) != 0;
+        } catch (final IllegalStateException closedMeanwhile) {
+            return false;
+        }
+    }
+
+    @Override
     public boolean addWaiter(final WaitSet set) {
         if (!Futex.isAvailable() || set.remaining() == 0) {
             return false;

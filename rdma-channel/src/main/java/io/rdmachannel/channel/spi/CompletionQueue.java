@@ -68,6 +68,17 @@ public interface CompletionQueue extends AutoCloseable {
     }
 
     /**
+     * Take back {@link #requestWaiterWakeup()} once no thread waits any more (its wait ended otherwise than by this
+     * queue's completion), so the next completion does not wake a futex nobody sleeps on. The caller must know no
+     * thread still relies on the arming, or arm again and wake the waiters after it.
+     *
+     * @return true if there was an arming to take back: the queue supports it.
+     */
+    default boolean cancelWaiterWakeup() {
+        return false;
+    }
+
+    /**
      * Arm the queue for a thread that waits on several queues at once ({@link WaitSet}, a selector): as
      * {@link #requestWaiterWakeup()}, and the word that thread sleeps on is added to {@code set} with its ticket.
      * Poll again after arming, since a completion may have arrived before.

@@ -360,7 +360,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 return;
             }
         } finally {
-            directWaiters.decrementAndGet();
+            endDirectWait();
         }
     }
 
@@ -383,7 +383,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         }
         if (!added) {
             set.truncate(mark);
-            directWaiters.decrementAndGet();
+            endDirectWait();
             return false;
         }
         // what is not a completion reaches the set through wakeDirectWaiters, and the selector through the observer
@@ -394,7 +394,34 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     @Override
     public void disarmDirect() {
-        directWaiters.decrementAndGet();
+        endDirectWait();
+    }
+
+    /**
+     * One direct waiter is done. The last one takes the queues' waiter arming back, which a wait that ended otherwise
+     * than by the queue's own completion (a selector woken by another connection, a timeout, a close) leaves behind:
+     * else the peer's next post would make a futex wake-up system call for nobody. A waiter that armed meanwhile may
+     * have lost its arming to this: it gets it back and is woken to look again.
+     */
+    private void endDirectWait() {
+        if (directWaiters.decrementAndGet() != 0) {
+            return;
+        }
+        final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
+        final CompletionQueue sendQueue = resources.sendCompletionQueue;
+        if (receiveQueue == null || sendQueue == null) {
+            return;
+        }
+        final boolean taken = receiveQueue.cancelWaiterWakeup() | sendQueue.cancelWaiterWakeup();
+        if (taken && directWaiters.get() != 0) {
+            try {
+                receiveQueue.requestWaiterWakeup();
+                sendQueue.requestWaiterWakeup();
+            } catch (final IllegalStateException closed) {
+                // released meanwhile: its waiters are woken by the release
+            }
+            wakeDirectWaiters();
+        }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.internal.Futex;
@@ -90,6 +91,29 @@ class ShmDirectWaitTest {
         final List<Long> tokens = new ArrayList<>();
         assertEquals(1, pair.b.source.await(TimeUnit.SECONDS.toNanos(10), tokens::add));
         assertEquals(List.of(pair.b.cq.token()), tokens);
+    }
+
+    /**
+     * A waiter whose wait ended otherwise (a selector woken by another queue) takes its arming back: the peer's next
+     * post then wakes nobody (the waiter word does not move, so the ticket a new waiter gets is the old one).
+     */
+    @Test
+    void shouldLetAWaiterTakeItsArmingBackSoThePeersNextPostWakesNobody() throws Exception {
+        final Pair pair = fixture.pair(new Config());
+        pair.b.postReceive(5, 0, 64);
+        pair.b.postReceive(6, 0, 64);
+        assertFalse(pair.b.cq.cancelWaiterWakeup(), "nothing armed yet");
+        final int ticket = pair.b.cq.requestWaiterWakeup();
+        assertTrue(pair.b.cq.cancelWaiterWakeup());
+        assertFalse(pair.b.cq.cancelWaiterWakeup(), "taken back once");
+
+        pair.a.postSend(WorkRequestOpcode.SEND, 1, 0, 0, 8);
+        assertEquals(5, pair.b.awaitOne().id());
+        assertEquals(ticket, pair.b.cq.requestWaiterWakeup(), "the post woke nobody");
+
+        pair.a.postSend(WorkRequestOpcode.SEND, 2, 0, 0, 8);
+        assertEquals(6, pair.b.awaitOne().id());
+        assertEquals(ticket + 1, pair.b.cq.requestWaiterWakeup(), "armed, the post bumps the word and wakes");
     }
 
     @Test
