@@ -1403,7 +1403,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     @Override
     public boolean canWaitDirectly() {
         final StreamConnection stream = connection;
-        return state == ST_CONNECTED && tcp == null && stream != null && stream.supportsDirectWait();
+        return state == ST_CONNECTED && tcp == null && stream != null && stream.supportsWaitSet();
     }
 
     @Override

@@ -326,6 +326,11 @@ final class ShmCompletionQueue implements CompletionQueue {
     }
 
     @Override
+    public boolean supportsWaitSet() {
+        return Futex.isAvailable();
+    }
+
+    @Override
     public boolean addWaiter(final WaitSet set) {
         if (!Futex.isAvailable() || set.remaining() == 0) {
             return false;

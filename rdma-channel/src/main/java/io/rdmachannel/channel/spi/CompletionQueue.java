@@ -79,6 +79,15 @@ public interface CompletionQueue extends AutoCloseable {
     }
 
     /**
+     * Whether a thread can wait for this queue together with others in one {@link WaitSet} ({@link #addWaiter}).
+     *
+     * @return false where waits are not on shared-memory words (a native completion channel).
+     */
+    default boolean supportsWaitSet() {
+        return false;
+    }
+
+    /**
      * Arm the queue for a thread that waits on several queues at once ({@link WaitSet}, a selector): as
      * {@link #requestWaiterWakeup()}, and the word that thread sleeps on is added to {@code set} with its ticket.
      * Poll again after arming, since a completion may have arrived before.

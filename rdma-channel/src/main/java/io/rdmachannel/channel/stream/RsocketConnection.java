@@ -365,6 +365,14 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     @Override
+    public boolean supportsWaitSet() {
+        final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
+        final CompletionQueue sendQueue = resources.sendCompletionQueue;
+        return receiveQueue != null && sendQueue != null && receiveQueue.supportsWaitSet()
+            && sendQueue.supportsWaitSet();
+    }
+
+    @Override
     public boolean armDirect(final int interest, final WaitSet set) {
         final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
         final CompletionQueue sendQueue = resources.sendCompletionQueue;

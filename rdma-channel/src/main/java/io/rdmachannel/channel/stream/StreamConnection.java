@@ -106,6 +106,15 @@ public interface StreamConnection extends AutoCloseable {
     }
 
     /**
+     * Whether a thread can wait for this connection together with others in one {@link WaitSet} ({@link #armDirect}).
+     *
+     * @return false where the completion queues cannot be waited on in a set (the native provider's).
+     */
+    default boolean supportsWaitSet() {
+        return false;
+    }
+
+    /**
      * Arm for a platform thread that waits for several connections at once (a selector) on a {@link WaitSet}: the
      * words of the completion queues {@code interest} waits on (the receive side for a reader; both for a writer) go
      * into the set, and until {@link #disarmDirect()} the connection wakes them also for what is not a completion (a
