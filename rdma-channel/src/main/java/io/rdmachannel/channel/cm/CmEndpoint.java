@@ -15,7 +15,8 @@ import java.nio.ByteBuffer;
  * at any earlier point, after which the endpoint releases what it allocated. They run on the CM's event thread, except
  * that an active side's {@link #prepare} and {@link #bind} may run on the thread that called
  * {@link ConnectionManager#connect} before it returns (the shm CM sends the request from there); the CM hands the
- * attempt to its event thread after them.
+ * attempt to its event thread after them, and if that thread has stopped meanwhile (the CM stopping), {@link #failed}
+ * runs on the connecting thread too, before {@code connect} returns.
  */
 public interface CmEndpoint {
     /**

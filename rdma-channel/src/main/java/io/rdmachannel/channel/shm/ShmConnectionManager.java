@@ -100,6 +100,8 @@ final class ShmConnectionManager implements ConnectionManager {
     private final Selector selector;
     private final Thread thread;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** Set under the queue's monitor once the manager's thread has taken its last tasks. */
+    private boolean drained;
     private final List<Handshake> handshakes = new ArrayList<>();
     private volatile boolean running = true;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -158,7 +160,10 @@ final class ShmConnectionManager implements ConnectionManager {
             final ShmListener listener = new ShmListener(server, bound, listenerPath(bound, false),
                 backlog < 1 ? 50 : backlog, filter, factory);
             ShmExitCleanup.deleteAtExit(listener.path);
-            execute(listener::register);
+            if (!execute(listener::register)) {
+                listener.close();
+                throw new IOException("the shm connection manager is closed");
+            }
             return listener;
         } catch (final IOException | RuntimeException ex) {
             server.close();
@@ -297,13 +302,18 @@ final class ShmConnectionManager implements ConnectionManager {
         final SocketAddress source = ShmAddresses.source(local, target, device.gid(),
             EPHEMERAL_LOW + RANDOM.nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW));
         final Handshake handshake = new Handshake(null, endpoint, source, target);
+        final boolean handedOver;
         if (Thread.currentThread().isInterrupted()) {
             // the caller's interrupt status would close the socket: the manager's thread makes the request instead
-            execute(handshake::start);
+            handedOver = execute(handshake::start);
         } else {
             // the request leaves from the caller's thread, without waiting for the manager's; the reply comes there
             handshake.request();
-            execute(handshake::adopt);
+            handedOver = execute(handshake::adopt);
+        }
+        if (!handedOver) {
+            // the manager stopped since the check above and its thread is gone: nobody else will end the attempt
+            handshake.fail(new IOException("the shm connection manager is closed"), RejectReason.CLOSING);
         }
         return handshake;
     }
@@ -312,10 +322,18 @@ final class ShmConnectionManager implements ConnectionManager {
 
     /**
      * Run a task on the manager's thread.
+     *
+     * @return false if the thread has stopped and taken its last tasks: the task will never run.
      */
-    void execute(final Runnable task) {
-        tasks.add(task);
+    boolean execute(final Runnable task) {
+        synchronized (tasks) {
+            if (drained) {
+                return false;
+            }
+            tasks.add(task);
+        }
         selector.wakeup();
+        return true;
     }
 
     private void run() {
@@ -330,7 +348,12 @@ final class ShmConnectionManager implements ConnectionManager {
                 LOG.error("shm connection manager failed", ex);
             }
         } finally {
-            // attempts handed over before the stop are taken over first, so that they fail below like the others
+            // attempts handed over before the stop are taken over first, so that they fail below like the others;
+            // from then on execute() refuses, and its caller ends what it would have handed over
+            runTasks();
+            synchronized (tasks) {
+                drained = true;
+            }
             runTasks();
             for (final Handshake handshake : List.copyOf(handshakes)) {
                 handshake.fail(new IOException("the shm connection manager is closed"), RejectReason.CLOSING);
@@ -833,8 +856,11 @@ final class ShmConnectionManager implements ConnectionManager {
             if (pendingOut == null) {
                 closeChannel();
             } else {
-                // let the last frame leave first; close when written or on the next failure
-                execute(this::closeChannel);
+                // let the last frame leave first; close when written or on the next failure (or now, if the
+                // manager's thread is gone)
+                if (!execute(this::closeChannel)) {
+                    closeChannel();
+                }
             }
         }
 
@@ -875,7 +901,11 @@ final class ShmConnectionManager implements ConnectionManager {
 
         @Override
         public void close() {
-            execute(() -> fail(new IOException("connection attempt cancelled"), null));
+            final IOException cancelled = new IOException("connection attempt cancelled");
+            if (!execute(() -> fail(cancelled, null))) {
+                // the manager's thread is gone (it failed the attempts it had): end this one here
+                fail(cancelled, null);
+            }
         }
     }
 

@@ -39,8 +39,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Where a connection request leaves from: the connecting thread sends it without waiting for its connection
- * manager's thread (one hand-off less per connect), and a connecting thread whose interrupt status is set, whose
- * socket calls would be refused, leaves it to the manager's thread and keeps its status.
+ * manager's thread (one hand-off less per connect), a connecting thread whose interrupt status is set, whose
+ * socket calls would be refused, leaves it to the manager's thread and keeps its status, and one whose manager
+ * stopped before the hand-over ends the attempt itself.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ShmConnectRequestTest {
@@ -113,6 +114,26 @@ class ShmConnectRequestTest {
         assertRejected(endpoint);
     }
 
+    /**
+     * The manager stops while a connecting thread is between its request and the hand-over to the manager's thread
+     * (here: from the endpoint's bind, which runs on the connecting thread): the manager's thread has taken its last
+     * tasks and is gone, so the hand-over is refused and the connecting side ends the attempt itself. Before, the
+     * hand-over sat in the queue for ever: the attempt was never told and kept its queue pair.
+     */
+    @Test
+    void shouldEndAnAttemptWhoseManagerStoppedBeforeTheHandOver() throws Exception {
+        final Endpoint endpoint = new Endpoint();
+        endpoint.onBind = client::stop;
+        client.connect(listener.localAddress(), null, endpoint);
+        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+            () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
+        assertEquals("the shm connection manager is closed", failed.getCause().getMessage());
+        assertEquals(0, endpoint.openQueuePairs(), "the ended attempt's queue pair is still open");
+        assertEquals("the shm connection manager is closed", org.junit.jupiter.api.Assertions.assertThrows(
+            IOException.class, () -> client.connect(listener.localAddress(), null, new Endpoint())).getMessage(),
+            "a connect after the stop is refused at once");
+    }
+
     private static void assertRejected(final Endpoint endpoint) throws InterruptedException {
         final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
             () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
@@ -130,6 +151,8 @@ class ShmConnectRequestTest {
         private ProtectionDomain domain;
         private CompletionQueue queue;
         private QueuePair queuePair;
+        /** Run in {@link #bind}, on the thread that binds (for an active side: the connecting thread). */
+        Runnable onBind = () -> { };
 
         @Override
         public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
@@ -143,6 +166,7 @@ class ShmConnectRequestTest {
         @Override
         public ByteBuffer bind(final QueuePair pair, final ByteBuffer peerPrivateData) {
             queuePair = pair;
+            onBind.run();
             return null;
         }
 
