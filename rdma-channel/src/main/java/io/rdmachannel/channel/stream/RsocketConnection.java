@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -315,10 +316,16 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     @Override
     public boolean supportsDirectWait() {
+        return bothQueues(CompletionQueue::supportsDirectWait);
+    }
+
+    /**
+     * Whether the connection has both its completion queues and both pass {@code test}.
+     */
+    private boolean bothQueues(final Predicate<CompletionQueue> test) {
         final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
         final CompletionQueue sendQueue = resources.sendCompletionQueue;
-        return receiveQueue != null && sendQueue != null && receiveQueue.supportsDirectWait()
-            && sendQueue.supportsDirectWait();
+        return receiveQueue != null && sendQueue != null && test.test(receiveQueue) && test.test(sendQueue);
     }
 
     /**
@@ -366,10 +373,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     @Override
     public boolean supportsWaitSet() {
-        final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
-        final CompletionQueue sendQueue = resources.sendCompletionQueue;
-        return receiveQueue != null && sendQueue != null && receiveQueue.supportsWaitSet()
-            && sendQueue.supportsWaitSet();
+        return bothQueues(CompletionQueue::supportsWaitSet);
     }
 
     @Override
