@@ -1409,7 +1409,7 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     @Override
     public StreamConnection armEndpointDirect(final int interestOps, final WaitSet set) {
         final StreamConnection stream = connection;
-        if (state != ST_CONNECTED || tcp != null || stream == null) {
+        if (!canWaitDirectly()) {
             return null;
         }
         int interest = 0;

@@ -73,10 +73,7 @@ class SelectorDirectWaitTest {
     @Test
     void shouldStillSeeTheRdmaKeyOnceAPlatformChannelMakesTheSelectionWaitInThePlatformSelector() throws Exception {
         try (Connected connected = new Connected(transport); Selector selector = transport.openSelector()) {
-            final SelectionKey key = connected.client.register(selector, OP_READ);
-            // a first message uses up whatever arming the connection had from before its registration
-            selectWokenByPeer(selector, key, connected, IoMode.BLOCKING);
-            assertEquals(0, selector.select(20), "a direct wait that times out");
+            final SelectionKey key = registerAfterDirectWaits(selector, connected);
             final Pipe pipe = Pipe.open();
             try (Pipe.SourceChannel source = pipe.source(); Pipe.SinkChannel sink = pipe.sink()) {
                 source.configureBlocking(false);
@@ -92,9 +89,7 @@ class SelectorDirectWaitTest {
     @Test
     void shouldStillSeeTheRdmaKeyWhenAVirtualThreadSelectsAfterDirectWaits() throws Exception {
         try (Connected connected = new Connected(transport); Selector selector = transport.openSelector()) {
-            final SelectionKey key = connected.client.register(selector, OP_READ);
-            selectWokenByPeer(selector, key, connected, IoMode.BLOCKING);
-            assertEquals(0, selector.select(20), "a direct wait that times out");
+            final SelectionKey key = registerAfterDirectWaits(selector, connected);
             selectWokenByPeer(selector, key, connected, IoMode.VIRTUAL_THREADS);
             selectWokenByPeer(selector, key, connected, IoMode.BLOCKING);
         }
@@ -115,6 +110,18 @@ class SelectorDirectWaitTest {
             selector.close();
             assertEquals(0, selecting.join(Await.DEFAULT_TIMEOUT));
         }
+    }
+
+    /**
+     * Register the client for reading and leave it as direct waits leave a key, unarmed: a first message uses up
+     * whatever arming the connection had from before its registration, then a direct wait times out.
+     */
+    private static SelectionKey registerAfterDirectWaits(final Selector selector, final Connected connected)
+        throws Exception {
+        final SelectionKey key = connected.client.register(selector, OP_READ);
+        selectWokenByPeer(selector, key, connected, IoMode.BLOCKING);
+        assertEquals(0, selector.select(20), "a direct wait that times out");
+        return key;
     }
 
     /**

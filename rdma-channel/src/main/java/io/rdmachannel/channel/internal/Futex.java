@@ -37,7 +37,7 @@ public final class Futex {
     /** {@code FUTEX_WAITV_MAX}: the most words one {@code futex_waitv} waits on. */
     public static final int WAITV_MAX = 128;
     /** {@code FUTEX2_SIZE_U32}, without {@code FUTEX2_PRIVATE}: the waker may be another process. */
-    public static final int FUTEX2_SIZE_U32 = 2;
+    private static final int FUTEX2_SIZE_U32 = 2;
     private static final long CLOCK_MONOTONIC = 1;
     private static final int EAGAIN = 11;
     private static final long NANOS_PER_SECOND = 1_000_000_000L;
@@ -152,6 +152,23 @@ public final class Futex {
         }
     }
 
+    /**
+     * Write one {@code struct futex_waitv} for {@link #awaitAny}: wait while the 32-bit word at {@code address} holds
+     * {@code value}, shared between processes.
+     *
+     * @param entries the entries.
+     * @param offset the entry's offset, a multiple of {@value #WAITV_ENTRY_BYTES}.
+     * @param address the word's address.
+     * @param value the value the word held when the caller decided to wait.
+     */
+    public static void putWaitvEntry(final MemorySegment entries, final long offset, final long address,
+        final int value) {
+        entries.set(JAVA_LONG, offset, Integer.toUnsignedLong(value));
+        entries.set(JAVA_LONG, offset + Long.BYTES, address);
+        entries.set(JAVA_INT, offset + 2 * Long.BYTES, FUTEX2_SIZE_U32);
+        entries.set(JAVA_INT, offset + 2 * Long.BYTES + Integer.BYTES, 0);
+    }
+
     private static void call(final long word, final int operation, final int value,
         final MemorySegment timeout) {
         try {
@@ -224,9 +241,7 @@ public final class Futex {
                 final MemorySegment word = arena.allocate(JAVA_INT);
                 word.set(JAVA_INT, 0, 1);
                 final MemorySegment entry = arena.allocate(WAITV_ENTRY_BYTES, Long.BYTES);
-                entry.set(JAVA_LONG, 0, 0L);
-                entry.set(JAVA_LONG, Long.BYTES, word.address());
-                entry.set(JAVA_INT, 2 * Long.BYTES, FUTEX2_SIZE_U32);
+                putWaitvEntry(entry, 0, word.address(), 0);
                 final long result = (long) handle.invokeExact(errno, SYS_FUTEX_WAITV, entry.address(), 1L, 0L, 0L,
                     CLOCK_MONOTONIC, 0L);
                 final int code = (int) state.varHandle(MemoryLayout.PathElement.groupElement("errno"))

@@ -319,6 +319,11 @@ final class ShmCompletionQueue implements CompletionQueue {
             return false;
         }
         try {
+            // usually the completion that ended the wait took the bit already: a read, not a write, on a word the
+            // peer writes too
+            if ((Atomics.getIntVolatile(armed, ARMED_OFFSET) & ARMED_WAITER) == 0) {
+                return false;
+            }
             return (Atomics.getAndBitwiseAndInt(armed, ARMED_OFFSET, ~ARMED_WAITER) & ARMED_WAITER) != 0;
         } catch (final IllegalStateException closedMeanwhile) {
             return false;

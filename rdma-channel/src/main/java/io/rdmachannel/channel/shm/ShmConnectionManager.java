@@ -336,6 +336,15 @@ final class ShmConnectionManager implements ConnectionManager {
         return true;
     }
 
+    /**
+     * Run a task on the manager's thread, or on the caller's once that thread is gone (nobody else would run it).
+     */
+    void executeOrRunHere(final Runnable task) {
+        if (!execute(task)) {
+            task.run();
+        }
+    }
+
     private void run() {
         try {
             while (running) {
@@ -858,9 +867,7 @@ final class ShmConnectionManager implements ConnectionManager {
             } else {
                 // let the last frame leave first; close when written or on the next failure (or now, if the
                 // manager's thread is gone)
-                if (!execute(this::closeChannel)) {
-                    closeChannel();
-                }
+                executeOrRunHere(this::closeChannel);
             }
         }
 
@@ -901,11 +908,7 @@ final class ShmConnectionManager implements ConnectionManager {
 
         @Override
         public void close() {
-            final IOException cancelled = new IOException("connection attempt cancelled");
-            if (!execute(() -> fail(cancelled, null))) {
-                // the manager's thread is gone (it failed the attempts it had): end this one here
-                fail(cancelled, null);
-            }
+            executeOrRunHere(() -> fail(new IOException("connection attempt cancelled"), null));
         }
     }
 

@@ -1,7 +1,6 @@
 package io.rdmachannel.channel.spi;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,7 +24,6 @@ public final class WaitSet {
 
     private static final VarHandle INT = JAVA_INT.varHandle();
     private static final int ENTRY = Futex.WAITV_ENTRY_BYTES;
-    private static final int FLAGS_OFFSET = 2 * Long.BYTES;
 
     private final MemorySegment entries;
     private final MemorySegment wakeWord;
@@ -79,6 +77,10 @@ public final class WaitSet {
      * now on ends the next {@link #await}.
      */
     public void clear() {
+        // the last wait's words: let go of their memory
+        for (int i = 0; i < size; i++) {
+            words[i] = null;
+        }
         size = 0;
         add(wakeWord, 0, (int) INT.getVolatile(wakeWord, 0L));
     }
@@ -96,11 +98,7 @@ public final class WaitSet {
         if (size == CAPACITY) {
             return false;
         }
-        final long entry = (long) size * ENTRY;
-        entries.set(JAVA_LONG, entry, Integer.toUnsignedLong(value));
-        entries.set(JAVA_LONG, entry + Long.BYTES, segment.address() + offset);
-        entries.set(JAVA_INT, entry + FLAGS_OFFSET, Futex.FUTEX2_SIZE_U32);
-        entries.set(JAVA_INT, entry + FLAGS_OFFSET + Integer.BYTES, 0);
+        Futex.putWaitvEntry(entries, (long) size * ENTRY, segment.address() + offset, value);
         words[size] = segment;
         offsets[size] = offset;
         expected[size] = value;
