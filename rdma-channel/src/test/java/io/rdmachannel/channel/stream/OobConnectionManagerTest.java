@@ -6,15 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.IbSocketAddress;
+import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.ConnectionRequest;
 import io.rdmachannel.channel.cm.RejectReason;
 import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.cm.oob.OobConnectionManager;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -24,7 +28,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -117,6 +124,49 @@ class OobConnectionManagerTest {
             () -> BlockingStream.connect(client.connect(new InetSocketAddress(LOOPBACK, port), null,
                 new StreamOptions(), new BlockingStream.Waker()), new BlockingStream.Waker()).close());
         assertEquals("Connection refused", refused.getMessage());
+    }
+
+    @Test
+    void shouldStopOnlyOnceAFailingAttemptHasReleasedItsEndpoint() throws Exception {
+        // the attempt has left its side channel behind and is in its endpoint's failed(), releasing what it holds:
+        // a stop must wait for that, as the transport closes the devices right after
+        final int port = ((InetSocketAddress) listener.localAddress()).getPort();
+        listener.close();
+        final CountDownLatch failing = new CountDownLatch(1);
+        final AtomicBoolean released = new AtomicBoolean();
+        final CmEndpoint endpoint = new CmEndpoint() {
+            @Override
+            public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
+                throw new IOException("not reached: nobody listens");
+            }
+
+            @Override
+            public ByteBuffer bind(final QueuePair queuePair, final ByteBuffer peerPrivateData) {
+                throw new AssertionError("not reached");
+            }
+
+            @Override
+            public void established(final ByteBuffer peerPrivateData, final SocketAddress localAddress,
+                final SocketAddress remoteAddress) {
+                throw new AssertionError("not reached");
+            }
+
+            @Override
+            public void failed(final IOException cause) {
+                failing.countDown();
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300));
+                released.set(true);
+            }
+        };
+        final OobConnectionManager manager = new OobConnectionManager(RdmaProviders.byName("shm"));
+        try {
+            manager.connect(new InetSocketAddress(LOOPBACK, port), null, endpoint);
+            assertTrue(failing.await(10, TimeUnit.SECONDS), "the attempt never failed");
+            manager.stop();
+            assertTrue(released.get(), "stop() returned while the attempt was still releasing");
+        } finally {
+            manager.close();
+        }
     }
 
     @Test

@@ -254,17 +254,20 @@ public final class OobConnectionManager implements ConnectionManager {
         for (final OobListener listener : List.copyOf(listeners)) {
             listener.close();
         }
+        // a handshake stays in the set until its thread has released everything; what is cancelled is waited for
+        final List<OobHandshake> inFlight = List.copyOf(handshakes);
+        final List<OobHandshake> sideChannels = List.copyOf(watched);
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
-        for (final OobHandshake handshake : List.copyOf(handshakes)) {
+        for (final OobHandshake handshake : inFlight) {
             handshake.cancel("the oob connection manager is closed");
         }
-        for (final OobHandshake connection : List.copyOf(watched)) {
+        for (final OobHandshake connection : sideChannels) {
             connection.stopWatching();
         }
-        for (final OobHandshake handshake : List.copyOf(handshakes)) {
+        for (final OobHandshake handshake : inFlight) {
             handshake.awaitEnd(deadline);
         }
-        for (final OobHandshake connection : List.copyOf(watched)) {
+        for (final OobHandshake connection : sideChannels) {
             connection.awaitEnd(deadline);
         }
     }

@@ -23,6 +23,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
@@ -70,6 +71,9 @@ final class OobHandshake implements CmConnection {
     private volatile String cancelled;
     private volatile Thread thread;
     private volatile Thread watcher;
+    /** Counted down when the handshake's thread, then the watcher, has done everything, endpoint calls included. */
+    private final CountDownLatch ended = new CountDownLatch(1);
+    private final CountDownLatch watchEnded = new CountDownLatch(1);
     private volatile boolean watching;
     private volatile boolean queuePairClosed;
     private DataInputStream in;
@@ -103,6 +107,18 @@ final class OobHandshake implements CmConnection {
     }
 
     void start() {
+        // the thread is known before the manager sees the handshake, so that a stop waits for it
+        final Runnable run = listener == null ? this::runActive : this::runPassive;
+        thread = Thread.ofVirtual().name(listener == null ? "rdmachannel-oob-connect" : "rdmachannel-oob-accept")
+            .unstarted(() -> {
+                try {
+                    run.run();
+                } finally {
+                    // only now: a failed attempt releases its endpoint after end(), and a stop must wait for that
+                    manager.unregister(this);
+                    ended.countDown();
+                }
+            });
         if (!manager.register(this)) {
             if (listener == null) {
                 endpoint.failed(new IOException("the oob connection manager is closed"));
@@ -111,8 +127,7 @@ final class OobHandshake implements CmConnection {
             }
             return;
         }
-        thread = Thread.ofVirtual().name(listener == null ? "rdmachannel-oob-connect" : "rdmachannel-oob-accept")
-            .start(listener == null ? this::runActive : this::runPassive);
+        thread.start();
     }
 
     // ----- active side -----
@@ -457,12 +472,19 @@ final class OobHandshake implements CmConnection {
      */
     private void watch() {
         watching = true;
+        watcher = Thread.ofVirtual().name("rdmachannel-oob-watch").unstarted(() -> {
+            try {
+                watchPeer();
+            } finally {
+                watchEnded.countDown();
+            }
+        });
         manager.watch(this);
         queuePair.whenClosed(() -> {
             queuePairClosed = true;
             closeSocket();
         });
-        watcher = Thread.ofVirtual().name("rdmachannel-oob-watch").start(this::watchPeer);
+        watcher.start();
     }
 
     private void watchPeer() {
@@ -511,8 +533,8 @@ final class OobHandshake implements CmConnection {
     }
 
     /**
-     * The handshake is over: the socket closes unless it watches the established connection, the listener and the
-     * manager forget the handshake. Idempotent.
+     * The handshake is over: the socket closes unless it watches the established connection, the listener forgets
+     * the handshake (the manager does when its thread ends). Idempotent.
      */
     private void end() {
         if (!watching) {
@@ -521,7 +543,6 @@ final class OobHandshake implements CmConnection {
         if (listener != null) {
             listener.release(this);
         }
-        manager.unregister(this);
     }
 
     private void closeSocket() {
@@ -543,18 +564,26 @@ final class OobHandshake implements CmConnection {
 
     /** Wait, at most until the deadline, for the handshake's thread to end. */
     void awaitEnd(final long deadlineNanos) {
-        for (final Thread running : new Thread[] {thread, watcher}) {
-            if (running == null || running == Thread.currentThread()) {
-                continue;
-            }
-            try {
-                running.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
-            } catch (final InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+        // the handshake's thread first: it is the one that may still start the watcher
+        if (awaitEnd(thread, ended, deadlineNanos)) {
+            awaitEnd(watcher, watchEnded, deadlineNanos);
         }
     }
+
+    private static boolean awaitEnd(final Thread running, final CountDownLatch end, final long deadlineNanos) {
+        if (running == null || running == Thread.currentThread()) {
+            return true;
+        }
+        try {
+            // a latch rather than a join: a thread registered but not started yet is waited for too
+            end.await(Math.max(1, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
 
     @Override
     public void close() {
