@@ -122,7 +122,7 @@ final class FakeConnection implements StreamConnection {
                 throw new SocketException("Connection reset");
             }
             if (peer.inputShut || peer.closed) {
-                throw new SocketException("Broken pipe");
+                throw new IOException("Broken pipe");
             }
             final FakeConnection to = peer;
             long total = 0;

@@ -11,7 +11,6 @@ import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.WorkCompletion;
 
 import java.io.IOException;
-import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.TimeUnit;
@@ -415,7 +414,8 @@ final class SendPath {
             throw error;
         }
         if (state.peerDisconnected) {
-            throw new SocketException("Broken pipe");
+            // what the JDK's channels throw for EPIPE: a plain IOException
+            throw new IOException("Broken pipe");
         }
     }
 

@@ -40,7 +40,8 @@ public interface StreamConnection extends AutoCloseable {
      * @param src the bytes; heap or direct.
      * @return the bytes taken (they will be delivered unless the connection fails), 0 if none can be taken now.
      * @throws java.nio.channels.ClosedChannelException after {@link #shutdownOutput()}.
-     * @throws java.net.SocketException "Broken pipe" after the peer closed, or "Connection reset" after a failure.
+     * @throws IOException "Broken pipe" (an {@code IOException}, as the JDK's channels throw) after the peer closed,
+     *     or a {@link java.net.SocketException} "Connection reset" after a failure.
      */
     int write(ByteBuffer src) throws IOException;
 
