@@ -105,6 +105,9 @@ final class RdmaCmConnectionManager implements ConnectionManager {
     /** Set under {@code this} when the event thread has stopped; tasks then run on the caller. */
     private boolean stopped;
     private int liveIds;
+    private volatile boolean closeRequested;
+    /** Guarded by {@code devices}. */
+    private boolean devicesClosed;
 
     RdmaCmConnectionManager(NativeProvider provider) throws IOException {
         this.provider = provider;
@@ -164,9 +167,23 @@ final class RdmaCmConnectionManager implements ConnectionManager {
             throw new CmAddresses.Unsupported("the local address " + source + " and the remote address " + target
                 + " are of different types");
         }
+        if (!running) {
+            throw closedException();
+        }
         RdmaCmAttempt attempt = RdmaCmAttempt.active(this, endpoint, source, target);
-        execute(attempt::start);
+        execute(() -> {
+            if (running) {
+                attempt.start();
+            } else {
+                attempt.fail(closedException());
+            }
+        });
         return attempt;
+    }
+
+    /** Nothing starts once the manager stopped (on its last tasks or after): no thread would see the events. */
+    private static IOException closedException() {
+        return new IOException("the rdma_cm connection manager is closed");
     }
 
     /** Something that runs on the event thread and may fail. */
@@ -182,6 +199,9 @@ final class RdmaCmConnectionManager implements ConnectionManager {
         CompletableFuture<T> result = new CompletableFuture<>();
         execute(() -> {
             try {
+                if (!running) {
+                    throw closedException();
+                }
                 result.complete(task.run());
             } catch (IOException | RuntimeException e) {
                 result.completeExceptionally(e);
@@ -412,33 +432,57 @@ final class RdmaCmConnectionManager implements ConnectionManager {
         if (noIds) {
             RdmaCmCalls.destroyEventChannel(channel);
         }
-        synchronized (devices) {
-            for (NativeDevice device : devices.values()) {
-                try {
-                    device.close();
-                } catch (IllegalStateException e) {
-                    LOG.debug("device {} still in use", device.name(), e);
-                }
-            }
+        if (closeRequested) {
+            closeDevices();
         }
     }
 
+    /**
+     * Listeners close and attempts in progress fail on the event thread, which then ends; the devices stay open
+     * (the transport closes what it made on them first, then {@link #close()}). Waits for the thread unless called
+     * on it (from an endpoint's callback), at most 10 s.
+     */
     @Override
-    public void close() {
-        if (!running) {
-            return;
-        }
-        running = false;
-        try {
-            waitSet.wakeup();
-        } catch (NativeCallException e) {
-            LOG.debug("waking the rdma_cm event thread", e);
+    public void stop() {
+        if (running) {
+            running = false;
+            try {
+                waitSet.wakeup();
+            } catch (NativeCallException e) {
+                LOG.debug("waking the rdma_cm event thread", e);
+            }
         }
         if (!onEventThread()) {
             try {
                 thread.join(TimeUnit.SECONDS.toMillis(10));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** {@link #stop()}, then the devices close (on the event thread as it ends if this is called on it). */
+    @Override
+    public void close() {
+        closeRequested = true;
+        stop();
+        if (!thread.isAlive()) {
+            closeDevices();
+        }
+    }
+
+    private void closeDevices() {
+        synchronized (devices) {
+            if (devicesClosed) {
+                return;
+            }
+            devicesClosed = true;
+            for (NativeDevice device : devices.values()) {
+                try {
+                    device.close();
+                } catch (IllegalStateException e) {
+                    LOG.debug("device {} still in use", device.name(), e);
+                }
             }
         }
     }

@@ -49,6 +49,7 @@ import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -434,6 +435,50 @@ class RdmaCmGuestTest {
                 assertEquals(0, endpoints.get());
                 assertEquals("rxe0", device.get());
             }
+        }
+    }
+
+    @Test
+    void shouldReleaseAnAttemptInFlightWhenItsTransportCloses() throws Exception {
+        // the listener holds the request in its filter: the connecting side's queue pair and completion queues exist
+        // when its transport closes; the close must end the attempt before the device contexts close
+        CountDownLatch requested = new CountDownLatch(1);
+        CountDownLatch answer = new CountDownLatch(1);
+        StreamTransport connecting = StreamTransports.open(RdmaProviders.byName("native"));
+        try (StreamListener listener = transport.listen(new InetSocketAddress(GUEST_ADDRESS, 0), 4,
+            new StreamOptions().requestFilter(request -> {
+                requested.countDown();
+                try {
+                    answer.await(WAIT_SECONDS, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return null;
+            }), new Waker())) {
+            Waker waker = new Waker();
+            StreamConnector attempt = connecting.connect(listener.localAddress(), null, new StreamOptions(), waker);
+            assertTrue(requested.await(WAIT_SECONDS, TimeUnit.SECONDS), "the request never reached the listener");
+
+            StreamTransports.close(connecting);
+
+            IOException failed = assertThrows(IOException.class, () -> connect(attempt, waker));
+            System.out.println("attempt in flight at close: " + failed);
+        } finally {
+            answer.countDown();
+            StreamTransports.close(connecting);
+        }
+    }
+
+    @Test
+    void shouldRefuseNewWorkOnceStopped() throws Exception {
+        try (ConnectionManager cm = RdmaProviders.byName("native").openConnectionManager(null)) {
+            cm.stop();
+            IOException listen = assertThrows(IOException.class, () -> cm.listen(
+                new InetSocketAddress(GUEST_ADDRESS, 0), 4, request -> null, remote -> new ProbeEndpoint(null)));
+            assertEquals("the rdma_cm connection manager is closed", listen.getMessage());
+            IOException connect = assertThrows(IOException.class, () -> cm.connect(
+                new InetSocketAddress(GUEST_ADDRESS, 1), null, new ProbeEndpoint(null)));
+            assertEquals("the rdma_cm connection manager is closed", connect.getMessage());
         }
     }
 
