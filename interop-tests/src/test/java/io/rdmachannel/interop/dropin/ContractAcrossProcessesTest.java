@@ -281,8 +281,7 @@ class ContractAcrossProcessesTest {
 
         void writeFully(final ByteBuffer buffer) throws IOException {
             while (buffer.hasRemaining()) {
-                if (channel.write(buffer) == 0 && selector != null
-                    && select(writeSelector, SelectionKey.OP_WRITE, SECONDS * 1000) == 0) {
+                if (channel.write(buffer) == 0 && selector != null && select(SelectionKey.OP_WRITE) == 0) {
                     throw new AssertionError("not writable within " + SECONDS + " s: " + describe());
                 }
             }
@@ -337,15 +336,19 @@ class ContractAcrossProcessesTest {
         }
 
         int select(final int ops) throws IOException {
-            return select(ops == SelectionKey.OP_WRITE ? writeSelector : selector, ops, SECONDS * 1000);
+            return select(ops, SECONDS * 1000);
         }
 
         int selectNow(final int ops) throws IOException {
-            return select(ops == SelectionKey.OP_WRITE ? writeSelector : selector, ops, -1);
+            return select(ops, -1);
         }
 
-        /** Wait (at most {@code millis}, not at all if negative) for the channel to be ready for {@code ops}. */
-        private int select(final Selector on, final int ops, final long millis) throws IOException {
+        /**
+         * Wait (at most {@code millis}, not at all if negative) for the channel to be ready for {@code ops}, on the
+         * write selector for writes and the other one for the rest.
+         */
+        private int select(final int ops, final long millis) throws IOException {
+            final Selector on = ops == SelectionKey.OP_WRITE ? writeSelector : selector;
             SelectionKey key = channel.keyFor(on);
             if (key == null) {
                 key = channel.register(on, ops);

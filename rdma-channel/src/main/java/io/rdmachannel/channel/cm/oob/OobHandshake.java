@@ -584,7 +584,6 @@ final class OobHandshake implements CmConnection {
         }
     }
 
-
     @Override
     public void close() {
         cancel("connection attempt cancelled");
