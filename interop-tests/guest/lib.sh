@@ -60,3 +60,23 @@ guest_ensure_packages() {
     mapfile -t missing < <(guest_missing_packages "$@")
     [[ ${#missing[@]} -eq 0 ]] || guest_die "apt-get did not install: ${missing[*]}"
 }
+
+# guest_slots: how many guests may run at once. RDMACHANNEL_GUEST_SLOTS when set; otherwise one per host core (a
+# guest under single-threaded TCG keeps one core busy) and no more than fit in the available memory with 512 MiB
+# to spare for each QEMU.
+guest_slots() {
+    local slots mem available
+    if [[ -n ${RDMACHANNEL_GUEST_SLOTS:-} ]]; then
+        [[ $RDMACHANNEL_GUEST_SLOTS =~ ^[1-9][0-9]*$ ]] ||
+            guest_die "RDMACHANNEL_GUEST_SLOTS must be a positive number, not '$RDMACHANNEL_GUEST_SLOTS'"
+        printf '%s\n' "$RDMACHANNEL_GUEST_SLOTS"
+        return 0
+    fi
+    slots="$(nproc 2>/dev/null || echo 1)"
+    mem="${RDMACHANNEL_GUEST_MEM:-3072}"
+    available="$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null || true)"
+    if [[ $available =~ ^[0-9]+$ && $mem =~ ^[0-9]+$ ]] && ((available / (mem + 512) < slots)); then
+        slots=$((available / (mem + 512)))
+    fi
+    printf '%s\n' "$((slots < 1 ? 1 : slots))"
+}

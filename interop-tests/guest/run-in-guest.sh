@@ -23,7 +23,9 @@
 # Environment: RDMACHANNEL_GUEST_CACHE, RDMACHANNEL_GUEST_TIMEOUT, RDMACHANNEL_GUEST_JAVA_HOME (default: a JDK 25
 # under /usr/lib/jvm), RDMACHANNEL_GUEST_SMP (2), RDMACHANNEL_GUEST_MEM (3072, MiB), RDMACHANNEL_GUEST_NICE (15),
 # RDMACHANNEL_GUEST_CPU (max: QEMU's -cpu model), RDMACHANNEL_GUEST_TCG_THREAD (single: QEMU's -accel tcg,thread=...),
-# RDMACHANNEL_GUEST_JAVA_OPTIONS (JVM options added to JAVA_TOOL_OPTIONS of every JVM in the guest).
+# RDMACHANNEL_GUEST_JAVA_OPTIONS (JVM options added to JAVA_TOOL_OPTIONS of every JVM in the guest),
+# RDMACHANNEL_GUEST_SLOTS (guests at once; default one per host core, fewer if memory is short),
+# RDMACHANNEL_GUEST_RUN_RECORD (a file this appends the run's results folder to).
 set -euo pipefail
 
 GUEST_SCRIPT_NAME=run-in-guest
@@ -96,12 +98,23 @@ java_home="$(find_java_home)" || { java_home=""; guest_log "warning: no JDK 25 f
 
 "$GUEST_DIR/build-guest.sh"
 
-# One guest at a time: the machines this runs on have few cores.
-exec 8>"$GUEST_CACHE/run.lock"
-if ! flock -n 8; then
-    guest_log "another guest is running; waiting for it to finish"
-    flock 8
-fi
+# At most guest_slots guests at once (one per host core by default): each takes a free slot lock in the cache.
+slots="$(guest_slots)"
+waiting=0
+while :; do
+    for ((slot = 0; slot < slots; slot++)); do
+        exec 8>"$GUEST_CACHE/run.lock.$slot"
+        if flock -n 8; then
+            break 2
+        fi
+        exec 8>&-
+    done
+    if [[ $waiting -eq 0 ]]; then
+        guest_log "$slots guest(s) already running; waiting for one to finish"
+        waiting=1
+    fi
+    sleep 1
+done
 
 if [[ -z $results ]]; then
     # Keep the newest runs only.
@@ -114,6 +127,10 @@ if [[ -z $results ]]; then
 fi
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
+# A caller that needs to know which runs it caused (to look for crash logs) names a file to list them in.
+if [[ -n ${RDMACHANNEL_GUEST_RUN_RECORD:-} ]]; then
+    printf '%s\n' "$results" >>"$RDMACHANNEL_GUEST_RUN_RECORD"
+fi
 rm -f "$results"/{exit-status,guest-error,watchdog-expired,boot-seconds,output.log,console.log,dmesg.log,job.sh,results-path,qemu-command}
 console_log="$results/console.log"
 
