@@ -41,8 +41,8 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
                      end; MB/s (10^6 bytes) and messages/s from the first write to the acknowledgement, after a
                      warm-up stream of as many messages as --warmup (at most as many as timed), acknowledged too
           churn      connection churn, on request only: --iterations times a new connection, one echo of a
-                     SIZE-byte message, close (after --warmup cycles, at most 1000); p50, p99 and p99.9 of the
-                     cycles in microseconds, and cycles per second (the msgs/s column)
+                     SIZE-byte message, close (after --warmup cycles, at most as many as timed); p50, p99 and
+                     p99.9 of the cycles in microseconds, and cycles per second (the msgs/s column)
 
         options:
           --transport LIST    rdma, tcp (JDK NIO, loopback), uds (JDK NIO, Unix-domain) (default rdma,tcp,uds)

@@ -117,8 +117,6 @@ final class BenchRun {
         }
     }
 
-    private static final int MAX_CHURN_WARM_UP = 1000;
-
     /**
      * One untimed latency run of each transport and mode at the smallest size, results dropped: the
      * per-measurement warm-up ({@code --warmup}) warms a connection, this warms both JVMs, so that whichever
@@ -205,14 +203,16 @@ final class BenchRun {
     }
 
     /**
-     * Churn: {@code --warmup} (at most {@value #MAX_CHURN_WARM_UP}) untimed cycles, then {@code --iterations} timed
+     * Churn: {@code --warmup} (at most as many as timed) untimed cycles, then {@code --iterations} timed
      * ones, each a new connection with one echo of a {@code size}-byte message.
      */
     private BenchResult churn(final String address, final Combination combination) throws IOException {
         final int size = combination.size();
         final SessionHeader header = new SessionHeader(Workload.CHURN, combination.mode(), size,
             options.busyPollMicros(), 0, 1);
-        final int warmUp = Math.min(options.warmUp(), MAX_CHURN_WARM_UP);
+        // the connection set-up runs code no latency warm-up reaches; the JIT kept compiling it for seconds after
+        // a thousand cycles, and steady figures came after several thousand
+        final int warmUp = Math.min(options.warmUp(), options.iterations());
         final ByteBuffer message = ByteBuffer.allocateDirect(size);
         BenchClient.cycles(combination.transport(), address, header, message, warmUp, null);
         final long[] cycles = new long[options.iterations()];

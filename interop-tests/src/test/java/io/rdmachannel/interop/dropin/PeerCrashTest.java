@@ -87,6 +87,7 @@ class PeerCrashTest {
             server.register(selector, SelectionKey.OP_ACCEPT);
             final InetSocketAddress address = (InetSocketAddress) server.getLocalAddress();
             ProcessUsage before = null;
+            Map<String, Integer> descriptorsBefore = Map.of();
             for (int run = 0; run < RUNS; run++) {
                 final String phase = PHASES[run % PHASES.length];
                 final long nanos = killOnce(selector, server, address, phase, random.nextInt(100), run, view);
@@ -97,6 +98,7 @@ class PeerCrashTest {
                 if (run == 0) {
                     // the first run opened the device, the pools and the agent: measure from here
                     before = ProcessUsage.now();
+                    descriptorsBefore = ProcessUsage.descriptorKinds();
                 }
             }
             assertTrue(failures.isEmpty(), () -> String.join("\n", failures));
@@ -106,7 +108,11 @@ class PeerCrashTest {
             awaitQuiet(view);
             assertEquals(0, view.getConnectionCount(), "connections left: " + List.of(view.getConnections()));
             final ProcessUsage after = awaitUsage(before);
-            assertTrue(after.descriptors() <= before.descriptors() + 8, before + " -> " + after);
+            final Map<String, Integer> descriptorsAfter = ProcessUsage.descriptorKinds();
+            final Map<String, Integer> descriptorsAtStart = descriptorsBefore;
+            final ProcessUsage atStart = before;
+            assertTrue(after.descriptors() <= before.descriptors() + 8, () -> atStart + " -> " + after
+                + "; descriptors changed: " + ProcessUsage.descriptorChange(descriptorsAtStart, descriptorsAfter));
             assertTrue(after.threads() <= before.threads() + 2, before + " -> " + after);
             assertTrue(after.mappings() <= before.mappings() + 8, before + " -> " + after);
         } finally {
@@ -270,11 +276,15 @@ class PeerCrashTest {
         }
     }
 
-    /** Wait for the pools and peer mappings to give back what idles (a few idle periods), then measure. */
+    /**
+     * Wait for the pools and peer mappings to give back what idles (a few idle periods), and for descriptors and
+     * threads of connections still being released to go, at most 20 s; then measure.
+     */
     private static ProcessUsage awaitUsage(final ProcessUsage before) throws IOException, InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         ProcessUsage now = ProcessUsage.now();
-        while (now.mappings() > before.mappings() && System.nanoTime() - deadline < 0) {
+        while ((now.mappings() > before.mappings() || now.descriptors() > before.descriptors() + 8
+            || now.threads() > before.threads() + 2) && System.nanoTime() - deadline < 0) {
             Thread.sleep(200);
             now = ProcessUsage.now();
         }

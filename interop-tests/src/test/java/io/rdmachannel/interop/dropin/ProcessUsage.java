@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -50,6 +51,43 @@ record ProcessUsage(long descriptors, long threads, long mappings, long directBy
         final DeviceResources verbs = verbsObjects();
         return new ProcessUsage(count(Path.of("/proc/self/fd")), count(Path.of("/proc/self/task")), mappings, direct,
             nativeOther(), verbs.queuePairs(), verbs.completionQueues(), verbs.memoryRegions());
+    }
+
+    /**
+     * This process's open descriptors by what they are: the targets of {@code /proc/self/fd}, with the inode
+     * numbers of sockets, pipes and anonymous inodes left out (so {@code socket:[]} counts every socket).
+     *
+     * @return how many descriptors of each kind are open, by kind.
+     */
+    static Map<String, Integer> descriptorKinds() throws IOException {
+        final Map<String, Integer> kinds = new TreeMap<>();
+        try (Stream<Path> descriptors = Files.list(Path.of("/proc/self/fd"))) {
+            for (final Path descriptor : (Iterable<Path>) descriptors::iterator) {
+                try {
+                    kinds.merge(Files.readSymbolicLink(descriptor).toString().replaceAll("\\[\\d+]", "[]"), 1,
+                        Integer::sum);
+                } catch (final IOException ex) {
+                    // closed since the listing (the listing's own descriptor among them)
+                }
+            }
+        }
+        return kinds;
+    }
+
+    /**
+     * The kinds whose count changed between two {@link #descriptorKinds()}, for example
+     * {@code "socket:[] +3, pipe:[] -1"}, or {@code "none"}.
+     */
+    static String descriptorChange(final Map<String, Integer> before, final Map<String, Integer> after) {
+        final Map<String, Integer> change = new TreeMap<>(after);
+        before.forEach((kind, count) -> change.merge(kind, -count, Integer::sum));
+        final StringBuilder text = new StringBuilder();
+        change.forEach((kind, delta) -> {
+            if (delta != 0) {
+                text.append(text.isEmpty() ? "" : ", ").append(kind).append(delta > 0 ? " +" : " ").append(delta);
+            }
+        });
+        return text.isEmpty() ? "none" : text.toString();
     }
 
     /**
