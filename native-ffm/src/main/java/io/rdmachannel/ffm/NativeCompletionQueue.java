@@ -344,7 +344,15 @@ final class NativeCompletionQueue implements CompletionQueue {
     @Override
     public void awaitWakeup(int ticket, long timeoutNanos) {
         requireChannel();
-        WaitingThread self = WaitingThread.current();
+        WaitingThread self = device.waiters().take();
+        try {
+            awaitWakeup(self, ticket, timeoutNanos);
+        } finally {
+            device.waiters().give(self);
+        }
+    }
+
+    private void awaitWakeup(WaitingThread self, int ticket, long timeoutNanos) {
         if (!register(self)) {
             return;
         }

@@ -87,6 +87,8 @@ final class NativeDevice implements RdmaDevice {
     private final int transport;
     private final boolean ownsContext;
     private final AtomicInteger openChildren = new AtomicInteger();
+    /** The eventfds of platform threads waiting directly on this device's completion channels. */
+    private final WaitingThread.Pool waiters = new WaitingThread.Pool();
     private final ResourceCounter resources = new ResourceCounter();
     /** The open queue pairs by their {@code ibv_qp} address, which is how an async event names one. */
     private final Map<Long, NativeQueuePair> queuePairs = new ConcurrentHashMap<>();
@@ -494,6 +496,8 @@ final class NativeDevice implements RdmaDevice {
                 + " open protection domains, completion queues or readiness sources: close them first");
         }
         closed = true;
+        // no completion queue is open, so no thread waits on one: every waiter is idle
+        waiters.close();
         NativeAsyncEvents.shared().unwatch(this);
         if (!ownsContext) {
             return;
@@ -503,6 +507,11 @@ final class NativeDevice implements RdmaDevice {
         } catch (NativeCallException e) {
             throw new IllegalStateException("cannot close native device " + name + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The waiters of threads that wait directly on this device's completion channels. */
+    WaitingThread.Pool waiters() {
+        return waiters;
     }
 
     @Override

@@ -11,23 +11,25 @@ import io.rdmachannel.ffm.internal.EventFd;
 import io.rdmachannel.ffm.internal.LibC;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.Cleaner;
+import java.util.Arrays;
 
 /**
  * What a platform thread needs to wait on one completion channel itself: its own eventfd, which only wake-ups meant
  * for this thread make readable (a shared one could be reset by another waiter before this one saw it), and a
- * {@code pollfd} pair. One per thread, made on its first direct wait; the eventfd is closed once the thread is gone.
+ * {@code pollfd} pair. A thread takes one from its device's {@link Pool} for one wait and gives it back after, so the
+ * eventfds are as many as the threads that ever waited at once, and the device closes them: none waits for the
+ * garbage collector to find a finished thread (a server with a thread per connection used to keep one eventfd per
+ * finished thread open until a collection).
  */
 final class WaitingThread {
-    private static final Cleaner CLEANER = Cleaner.create();
-    private static final ThreadLocal<WaitingThread> CURRENT = ThreadLocal.withInitial(WaitingThread::create);
-
     private final EventFd wake;
+    private final Arena arena;
     private final MemorySegment pollFds;
 
-    private WaitingThread(EventFd wake, MemorySegment pollFds) {
+    private WaitingThread(EventFd wake, Arena arena) {
         this.wake = wake;
-        this.pollFds = pollFds;
+        this.arena = arena;
+        this.pollFds = arena.allocate(POLLFD_SIZE * 2, 8);
     }
 
     private static WaitingThread create() {
@@ -35,22 +37,78 @@ final class WaitingThread {
         try {
             wake = new EventFd();
         } catch (NativeCallException e) {
-            throw new IllegalStateException("cannot create a thread's wake-up eventfd: " + e.getMessage(), e);
+            throw new IllegalStateException("cannot create a waiting thread's wake-up eventfd: " + e.getMessage(), e);
         }
-        WaitingThread thread = new WaitingThread(wake, Arena.ofAuto().allocate(POLLFD_SIZE * 2, 8));
-        CLEANER.register(thread, () -> {
-            try {
-                wake.close();
-            } catch (NativeCallException ignored) {
-                // the descriptor is gone either way
-            }
-        });
-        return thread;
+        return new WaitingThread(wake, Arena.ofShared());
     }
 
-    /** The calling thread's, made on first use. */
-    static WaitingThread current() {
-        return CURRENT.get();
+    /** Whether the device closed this waiter's eventfd, for tests. */
+    boolean isClosed() {
+        return wake.toString().endsWith("closed=true}");
+    }
+
+    private void close() {
+        try {
+            wake.close();
+        } catch (NativeCallException ignored) {
+            // the descriptor is gone either way
+        } finally {
+            arena.close();
+        }
+    }
+
+    /**
+     * A device's waiters not in use: taken for one wait, given back after it, closed with the device. No allocation
+     * once it holds as many as the threads that wait at once.
+     */
+    static final class Pool {
+        private WaitingThread[] idle = new WaitingThread[4];
+        private int idleCount;
+        private boolean closed;
+
+        /**
+         * An idle waiter, or a new one.
+         *
+         * @throws IllegalStateException if no eventfd can be made, or the pool is closed.
+         */
+        synchronized WaitingThread take() {
+            if (closed) {
+                throw new IllegalStateException("the device's waiters are closed");
+            }
+            if (idleCount == 0) {
+                return create();
+            }
+            WaitingThread waiter = idle[--idleCount];
+            idle[idleCount] = null;
+            return waiter;
+        }
+
+        /** Give back a waiter no queue knows any more; closed at once if the pool is. */
+        synchronized void give(WaitingThread waiter) {
+            if (closed) {
+                waiter.close();
+                return;
+            }
+            if (idleCount == idle.length) {
+                idle = Arrays.copyOf(idle, idleCount * 2);
+            }
+            idle[idleCount++] = waiter;
+        }
+
+        /** How many waiters are idle, for tests. */
+        synchronized int idleCount() {
+            return idleCount;
+        }
+
+        /** Close the idle waiters, and those given back from now on. */
+        synchronized void close() {
+            closed = true;
+            for (int i = 0; i < idleCount; i++) {
+                idle[i].close();
+                idle[i] = null;
+            }
+            idleCount = 0;
+        }
     }
 
     /** Wake this thread if it waits; safe from any thread while the thread is registered with a queue. */
