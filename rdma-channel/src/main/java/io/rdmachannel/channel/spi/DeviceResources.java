@@ -10,7 +10,27 @@ package io.rdmachannel.channel.spi;
  * @param queuePairs          queue pairs.
  * @param sharedReceiveQueues shared receive queues.
  * @param memoryRegions       memory regions, allocated or registered.
+ * @param xrcDomains          handles of XRC domains ({@link XrcDomain}).
+ * @param xrcTargetQueuePairs handles of XRC target queue pairs ({@link XrcTargetQueuePair}), created or opened; they
+ *                            are not among {@code queuePairs}. XRC shared receive queues count as shared receive
+ *                            queues.
  */
 public record DeviceResources(int protectionDomains, int completionQueues, int readinessSources, int queuePairs,
-    int sharedReceiveQueues, int memoryRegions) {
+    int sharedReceiveQueues, int memoryRegions, int xrcDomains, int xrcTargetQueuePairs) {
+
+    /**
+     * Counts of a device without XRC objects open.
+     *
+     * @param protectionDomains   protection domains.
+     * @param completionQueues    completion queues.
+     * @param readinessSources    readiness sources.
+     * @param queuePairs          queue pairs.
+     * @param sharedReceiveQueues shared receive queues.
+     * @param memoryRegions       memory regions.
+     */
+    public DeviceResources(final int protectionDomains, final int completionQueues, final int readinessSources,
+        final int queuePairs, final int sharedReceiveQueues, final int memoryRegions) {
+        this(protectionDomains, completionQueues, readinessSources, queuePairs, sharedReceiveQueues, memoryRegions,
+            0, 0);
+    }
 }

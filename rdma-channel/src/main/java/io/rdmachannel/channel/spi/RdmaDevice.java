@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.spi;
 
 import java.io.IOException;
+import java.nio.file.Path;
 
 /**
  * An opened RDMA device (an {@code ibv_context}). Closing it closes nothing it created: every object has one owner
@@ -66,6 +67,23 @@ public interface RdmaDevice extends AutoCloseable {
      * @throws IllegalArgumentException if {@code entries} is out of the device's range.
      */
     CompletionQueue createCompletionQueue(int entries, ReadinessSource readinessSource, long token) throws IOException;
+
+    /**
+     * Open an XRC domain shared by the processes of this host ({@code ibv_open_xrcd}): every process that opens it
+     * through the same file (the same inode, whatever the path) gets the same domain.
+     *
+     * @param file the file that identifies the domain.
+     * @param create whether to create the file if it does not exist and the domain if none is associated with the
+     *     file yet ({@code O_CREAT}); if false, both must exist.
+     * @return a new handle of the domain, owned by the caller.
+     * @throws IOException if the file does not exist ({@link java.nio.file.NoSuchFileException}) or no domain is
+     *     associated with it while {@code create} is false, or the domain's shared state cannot be reached.
+     * @throws UnsupportedOperationException if the device has no XRC domains; this default always throws it.
+     */
+    default XrcDomain openXrcDomain(final Path file, final boolean create) throws IOException {
+        throw new UnsupportedOperationException("device " + name() + " of provider " + provider().name()
+            + " has no XRC domains");
+    }
 
     /**
      * The objects created through this device (and its protection domains) that are still open.

@@ -22,7 +22,11 @@ public final class ResourceCounter {
         /** A shared receive queue. */
         SHARED_RECEIVE_QUEUE,
         /** A memory region. */
-        MEMORY_REGION
+        MEMORY_REGION,
+        /** A handle of an XRC domain. */
+        XRC_DOMAIN,
+        /** A handle of an XRC target queue pair. */
+        XRC_TARGET_QUEUE_PAIR
     }
 
     private final AtomicIntegerArray open = new AtomicIntegerArray(Kind.values().length);
@@ -60,7 +64,7 @@ public final class ResourceCounter {
     public DeviceResources snapshot() {
         return new DeviceResources(count(Kind.PROTECTION_DOMAIN), count(Kind.COMPLETION_QUEUE),
             count(Kind.READINESS_SOURCE), count(Kind.QUEUE_PAIR), count(Kind.SHARED_RECEIVE_QUEUE),
-            count(Kind.MEMORY_REGION));
+            count(Kind.MEMORY_REGION), count(Kind.XRC_DOMAIN), count(Kind.XRC_TARGET_QUEUE_PAIR));
     }
 
     private int count(final Kind kind) {

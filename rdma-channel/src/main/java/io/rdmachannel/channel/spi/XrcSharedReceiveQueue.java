@@ -1,0 +1,29 @@
+package io.rdmachannel.channel.spi;
+
+/**
+ * A shared receive queue of an XRC domain ({@link XrcDomain#createSharedReceiveQueue}): an XRC initiator addresses
+ * it by {@link #number()} ({@code ibv_get_srq_num}) in each send, and the message is received here whichever target
+ * queue pair of the domain it arrived on.
+ */
+public interface XrcSharedReceiveQueue extends SharedReceiveQueue {
+    /**
+     * The number a remote XRC initiator puts into its sends to reach this queue.
+     *
+     * @return the SRQ number, 24 bits, unique in the domain.
+     */
+    int number();
+
+    /**
+     * The domain the queue belongs to.
+     *
+     * @return the handle it was created through.
+     */
+    XrcDomain xrcDomain();
+
+    /**
+     * The queue its receive completions go to.
+     *
+     * @return the completion queue.
+     */
+    CompletionQueue completionQueue();
+}
