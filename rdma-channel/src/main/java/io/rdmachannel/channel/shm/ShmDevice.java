@@ -10,6 +10,7 @@ import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.ResourceCounter;
+import io.rdmachannel.channel.spi.XrcDomain;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -103,6 +104,7 @@ final class ShmDevice implements RdmaDevice {
     static ShmDevice open(final ShmProvider provider, final ShmConfiguration configuration) throws IOException {
         ShmDirectory.ensurePrivate(configuration.directory());
         ShmDirectory.reclaimDead(configuration.directory());
+        XrcRegistry.reclaimUnused(configuration.directory());
         final byte[] gid = new byte[16];
         RANDOM.nextBytes(gid);
         gid[0] = (byte) 0xfe;
@@ -196,13 +198,22 @@ final class ShmDevice implements RdmaDevice {
     }
 
     @Override
+    public XrcDomain openXrcDomain(final Path file, final boolean create) throws IOException {
+        ensureOpen();
+        final ShmXrcDomain domain = ShmXrcDomain.open(this, file, create);
+        openChildren.incrementAndGet();
+        resources.opened(ResourceCounter.Kind.XRC_DOMAIN);
+        return domain;
+    }
+
+    @Override
     public void close() {
         if (closed) {
             return;
         }
         if (openChildren.get() != 0) {
             throw new IllegalStateException("shm device " + gidHex + " still has " + openChildren.get()
-                + " open protection domains, completion queues or readiness sources: close them first");
+                + " open protection domains, completion queues, readiness sources or XRC domains: close them first");
         }
         closed = true;
         agent.close();

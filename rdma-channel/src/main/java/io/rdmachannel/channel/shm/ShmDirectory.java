@@ -163,6 +163,34 @@ final class ShmDirectory {
         }
     }
 
+    /**
+     * Whether the device of a folder is open in a live process: this process holds its lock, or another process
+     * does. A folder that is gone, or whose lock can be taken, belongs to a closed device or a dead process. The
+     * lock is only probed, never kept: closing the probe's descriptor drops no lock of this process, since this
+     * process holds none on another process's lock file.
+     */
+    static boolean isDeviceAlive(final Path folder) {
+        if (LOCKED_HERE.contains(folder.toAbsolutePath().normalize())) {
+            return true;
+        }
+        try (FileChannel channel = FileChannel.open(folder.resolve(LOCK_FILE), StandardOpenOption.WRITE)) {
+            final FileLock lock = channel.tryLock();
+            if (lock == null) {
+                return true;
+            }
+            lock.release();
+            return false;
+        } catch (final OverlappingFileLockException ex) {
+            // another thread of this process is probing it right now
+            return true;
+        } catch (final NoSuchFileException ex) {
+            return false;
+        } catch (final IOException ex) {
+            LOG.debug("cannot probe shm device folder {}; taken as alive", folder, ex);
+            return true;
+        }
+    }
+
     private static boolean reclaimIfAbandoned(final Path folder) {
         // a folder without lock file is either being created right now or was left by a crash during creation
         try {

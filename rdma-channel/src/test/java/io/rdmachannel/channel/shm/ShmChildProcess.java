@@ -40,13 +40,21 @@ final class ShmChildProcess implements AutoCloseable {
      * Start a child whose peer has a region of {@code regionLength} bytes, in the shm directory {@code directory}.
      */
     static ShmChildProcess start(final Path directory, final long regionLength) throws IOException {
+        return start(directory, ShmProcessChild.class, Long.toString(regionLength));
+    }
+
+    /**
+     * Start a child JVM running {@code mainClass} with {@code arguments}, in the shm directory {@code directory}.
+     */
+    static ShmChildProcess start(final Path directory, final Class<?> mainClass, final String... arguments)
+        throws IOException {
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElseThrow());
         command.addAll(List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
             "-D" + ShmConfiguration.DIRECTORY_PROP_NAME + "=" + directory,
-            "-cp", System.getProperty("java.class.path"),
-            ShmProcessChild.class.getName(), Long.toString(regionLength)));
+            "-cp", System.getProperty("java.class.path"), mainClass.getName()));
+        command.addAll(List.of(arguments));
         final Path errorFile = Files.createTempFile("shm-child", ".err");
         final Process process = new ProcessBuilder(command).redirectError(errorFile.toFile()).start();
         return new ShmChildProcess(process, errorFile);

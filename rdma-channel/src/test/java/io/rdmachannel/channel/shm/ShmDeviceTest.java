@@ -174,8 +174,8 @@ class ShmDeviceTest {
         final ProtectionDomain pd = device.allocateProtectionDomain();
         final String gid = HexFormat.of().formatHex(device.queryGid(1, 0));
         final IllegalStateException ex = assertThrows(IllegalStateException.class, device::close);
-        assertEquals("shm device " + gid + " still has 1 open protection domains, completion queues or readiness"
-            + " sources: close them first", ex.getMessage());
+        assertEquals("shm device " + gid + " still has 1 open protection domains, completion queues, readiness"
+            + " sources or XRC domains: close them first", ex.getMessage());
         pd.close();
         device.close();
     }
