@@ -30,6 +30,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ShmXrcDomain implements XrcDomain {
     private static final Logger LOG = LoggerFactory.getLogger(ShmXrcDomain.class);
+    /** Opens racing with the deletion of the registry by its last user: each retry finds a newer file. */
+    private static final int MAX_ATTEMPTS = 100;
 
     private final ShmDevice device;
     private final Path file;
@@ -58,7 +60,7 @@ final class ShmXrcDomain implements XrcDomain {
         final Map<String, Object> identity = Files.readAttributes(file, "unix:dev,ino");
         final Path registryPath = device.configuration().directory().resolve(XrcDomainDescriptor.fileName(
             (Long) identity.get("dev"), (Long) identity.get("ino")));
-        while (true) {
+        for (int attempt = 1;; attempt++) {
             final XrcRegistry registry;
             try {
                 registry = XrcRegistry.acquire(registryPath, create);
@@ -79,6 +81,10 @@ final class ShmXrcDomain implements XrcDomain {
             registry.release();
             if (opener == XrcRegistry.NO_DOMAIN) {
                 throw noDomain(file, null);
+            }
+            if (attempt == MAX_ATTEMPTS) {
+                throw new IOException("XRC domain " + file + ": its registry " + registryPath + " was deleted "
+                    + MAX_ATTEMPTS + " times while this process opened it");
             }
             // its last opener deleted the registry while we waited for it: open the next one
         }

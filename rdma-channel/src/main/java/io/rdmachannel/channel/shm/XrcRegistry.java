@@ -24,6 +24,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -64,6 +65,8 @@ final class XrcRegistry {
 
     private final Path path;
     private final FileChannel channel;
+    /** The inode the path named right after the channel was opened, or -1. */
+    private final long inode;
     private final Arena arena = Arena.ofShared();
     private final ReentrantLock lock = new ReentrantLock();
     // guarded by OPEN
@@ -71,9 +74,18 @@ final class XrcRegistry {
     // guarded by lock
     private MemorySegment segment;
 
-    private XrcRegistry(final Path path, final FileChannel channel) {
+    private XrcRegistry(final Path path, final FileChannel channel, final long inode) {
         this.path = path;
         this.channel = channel;
+        this.inode = inode;
+    }
+
+    private static long inodeOf(final Path path) {
+        try {
+            return (Long) Files.getAttribute(path, "unix:ino", LinkOption.NOFOLLOW_LINKS);
+        } catch (final IOException | RuntimeException ex) {
+            return -1;
+        }
     }
 
     /**
@@ -96,7 +108,7 @@ final class XrcRegistry {
             } else {
                 channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
             }
-            final XrcRegistry registry = new XrcRegistry(path, channel);
+            final XrcRegistry registry = new XrcRegistry(path, channel, inodeOf(path));
             registry.users = 1;
             OPEN.put(path, registry);
             return registry;
@@ -206,6 +218,10 @@ final class XrcRegistry {
     int join(final byte[] gid, final boolean create) {
         final int opener = locked(() -> {
             final int state = mapLocked(create);
+            if (state == XrcDomainDescriptor.STATE_DELETED && inode >= 0 && inodeOf(path) == inode) {
+                // its last opener could not unlink it: do it, or every later opener would find it deleted again
+                unlinkLocked();
+            }
             if (state != XrcDomainDescriptor.STATE_LIVE) {
                 return state == XrcDomainDescriptor.STATE_DELETED ? DELETED : NO_DOMAIN;
             }
@@ -258,17 +274,21 @@ final class XrcRegistry {
                 }
             }
             Atomics.setIntVolatile(segment, XrcDomainDescriptor.STATE_OFFSET, XrcDomainDescriptor.STATE_DELETED);
-            try {
-                Files.deleteIfExists(path);
-            } catch (final IOException ex) {
-                LOG.debug("cannot delete XRC domain registry {}", path, ex);
-            }
+            unlinkLocked();
             return true;
         });
         if (deleted) {
             retire();
         }
         return deleted;
+    }
+
+    private void unlinkLocked() {
+        try {
+            Files.deleteIfExists(path);
+        } catch (final IOException ex) {
+            LOG.debug("cannot delete XRC domain registry {}", path, ex);
+        }
     }
 
     private int openerHandles(final int opener) {

@@ -21,16 +21,21 @@ import io.rdmachannel.channel.spi.XrcSharedReceiveQueue;
 import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+@Timeout(60)
 class ShmXrcDomainTest {
     @RegisterExtension
     final ShmFixture fixture = new ShmFixture();
@@ -165,6 +170,21 @@ class ShmXrcDomainTest {
         // a new domain on the same file starts afresh
         final XrcDomain again = open(fixture.device(), true);
         assertThrows(IOException.class, () -> again.openTargetQueuePair(target.number()));
+    }
+
+    @Test
+    void shouldStartAfreshOverARegistryItsLastUserCouldNotUnlink() throws Exception {
+        final ShmDevice device = (ShmDevice) fixture.device();
+        final Path file = Files.createFile(temp.resolve("domain"));
+        final Map<String, Object> identity = Files.readAttributes(file, "unix:dev,ino");
+        final Path registry = device.configuration().directory().resolve(XrcDomainDescriptor.fileName(
+            (Long) identity.get("dev"), (Long) identity.get("ino")));
+        final ByteBuffer deleted = ByteBuffer.allocate((int) XrcDomainDescriptor.LENGTH).order(ByteOrder.nativeOrder())
+            .putInt(XrcDomainDescriptor.MAGIC_OFFSET, XrcDomainDescriptor.MAGIC)
+            .putInt(XrcDomainDescriptor.STATE_OFFSET, XrcDomainDescriptor.STATE_DELETED);
+        Files.write(registry, deleted.array());
+        final XrcDomain domain = open(device, true);
+        assertEquals(1, fixture.own(domain.createTargetQueuePair()).references());
     }
 
     @Test
