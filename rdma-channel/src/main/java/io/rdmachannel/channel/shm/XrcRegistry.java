@@ -610,7 +610,13 @@ final class XrcRegistry {
         }
         try {
             final boolean deleted = registry.locked(() -> {
-                if (registry.mapLocked(false) != XrcDomainDescriptor.STATE_LIVE) {
+                final int state = registry.mapLocked(false);
+                if (state == XrcDomainDescriptor.STATE_DELETED) {
+                    // its last opener could not unlink it
+                    registry.unlinkLocked();
+                    return true;
+                }
+                if (state != XrcDomainDescriptor.STATE_LIVE) {
                     return false;
                 }
                 registry.reapLocked();
