@@ -87,6 +87,7 @@ class PeerCrashTest {
         final RdmaTransportMXBean view = (RdmaTransportMXBean) transport;
         final Random random = new Random(SEED);
         long worstNanos = 0;
+        Throwable failed = null;
         try (ServerSocketChannel server = provider.openServerSocketChannel();
             Selector selector = provider.openSelector()) {
             server.bind(new InetSocketAddress(InetAddress.getByName(ADDRESS), 0), 64);
@@ -123,8 +124,20 @@ class PeerCrashTest {
                 + ProcessUsage.descriptorChange(descriptorsAtStart, descriptorsAfter));
             assertTrue(after.threads() <= before.threads() + THREAD_SLACK, before + " -> " + after);
             assertTrue(after.mappings() <= before.mappings() + MAPPING_SLACK, before + " -> " + after);
+        } catch (final Exception | Error failure) {
+            failed = failure;
+            throw failure;
         } finally {
-            StreamTransports.close(transport);
+            // a run that failed may leave connections open, which the transport's close refuses: that refusal must
+            // not hide why the run failed
+            try {
+                StreamTransports.close(transport);
+            } catch (final RuntimeException closeFailure) {
+                if (failed == null) {
+                    throw closeFailure;
+                }
+                failed.addSuppressed(closeFailure);
+            }
         }
     }
 
@@ -154,7 +167,11 @@ class PeerCrashTest {
                     held.add(channel);
                 }
             }
-            assertEquals(CrashVictim.HELD, held.size(), victim::describe);
+            final long startedAt = acceptDeadline - TimeUnit.SECONDS.toNanos(START_SECONDS);
+            assertEquals(CrashVictim.HELD, held.size(), () -> "run " + run + " (" + phase + "): "
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedAt) + " ms after the victim's start, "
+                + held.size() + " connection(s) accepted; the survivor's connections: "
+                + List.of(view.getConnections()) + "\n" + victim.describe());
             // over RDMA, not a TCP fallback
             assertTrue(view.getConnectionCount() >= CrashVictim.HELD, () -> List.of(view.getConnections()) + " "
                 + held);
