@@ -15,6 +15,7 @@ import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.ResourceCounter;
+import io.rdmachannel.channel.spi.WaitSet;
 import io.rdmachannel.ffm.internal.Errno;
 import io.rdmachannel.ffm.internal.LibC;
 import io.rdmachannel.ffm.verbs.CompletionQueueOps;
@@ -39,7 +40,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * with no other thread in between. Who reads the channel's events (the source or a waiting thread, one at a time
  * under the event lock) acknowledges them and delivers what the queue was armed for: the source's token (handed
  * to the source, or {@linkplain NativeReadinessSource#forward forwarded} to it by a waiting thread) and a wake-up
- * of every waiting thread (the waiter sequence is bumped, then their eventfds are written).
+ * of every waiting thread (the waiter sequence is bumped, then their eventfds are written). A selector waits on many
+ * such channels at once in a {@link ChannelWaitSet}, registered among the waiters the same way.
  *
  * <p>A queue pair the device failed by an async event {@linkplain #injectFailure injects} a failed receive completion
  * (status {@code IBV_WC_FATAL_ERR}, its QP number, work request id 0): {@link #poll} hands it out after what the
@@ -77,6 +79,8 @@ final class NativeCompletionQueue implements CompletionQueue {
     private volatile boolean injectedPending;
     private WaitingThread[] waiters = new WaitingThread[2];
     private int waiterCount;
+    private ChannelWaitSet[] sets = new ChannelWaitSet[1];
+    private int setCount;
     private int attached;
     private volatile boolean closed;
 
@@ -397,13 +401,100 @@ final class NativeCompletionQueue implements CompletionQueue {
         }
     }
 
-    /** Bump the waiter sequence, then wake every registered waiting thread but {@code except}. */
-    private void wakeWaiters(WaitingThread except) {
+    /** Bump the waiter sequence, then wake every registered waiting thread and wait set but {@code except}. */
+    private void wakeWaiters(Object except) {
         waiterSequence.incrementAndGet();
         synchronized (waitersLock) {
             for (int i = 0; i < waiterCount; i++) {
                 if (waiters[i] != except) {
                     waiters[i].wake();
+                }
+            }
+            for (int i = 0; i < setCount; i++) {
+                if (sets[i] != except) {
+                    sets[i].wake();
+                }
+            }
+        }
+    }
+
+    @Override
+    public boolean supportsWaitSet() {
+        return channel != null;
+    }
+
+    @Override
+    public WaitSet newWaitSet() {
+        return channel == null ? null : new ChannelWaitSet();
+    }
+
+    /**
+     * Join a selector's set: registered among the waiters first (whoever reads the channel's events from then on
+     * wakes the set), then armed for a waiter, then the channel goes into the set with the ticket of that arming.
+     */
+    @Override
+    public boolean addWaiter(WaitSet set) {
+        if (!(set instanceof ChannelWaitSet channels) || channel == null || set.remaining() == 0) {
+            return false;
+        }
+        ensureOpen();
+        if (!registerSet(channels)) {
+            throw new IllegalStateException("completion queue 0x" + Long.toHexString(address) + " is closed");
+        }
+        int ticket;
+        try {
+            ticket = requestWaiterWakeup();
+        } catch (RuntimeException e) {
+            unregisterSet(channels);
+            throw e;
+        }
+        return channels.add(this, channelFd, ticket);
+    }
+
+    /**
+     * A set's {@code poll} found the channel readable: read its events and hand on what others armed (the source's
+     * token, the other waiters); the set itself returns from its wait anyway.
+     */
+    void channelReadable(ChannelWaitSet set) {
+        int fired = takeEvents();
+        if ((fired & ARMED_READINESS) != 0) {
+            source.forward(token);
+        }
+        if ((fired & ARMED_WAITER) != 0) {
+            wakeWaiters(set);
+        }
+    }
+
+    /** Whether what a set waited for here with {@code ticket} may have happened: a wake-up since, or the close. */
+    boolean waitSetEntryChanged(int ticket) {
+        return closed || waiterSequence.get() != ticket;
+    }
+
+    private boolean registerSet(ChannelWaitSet set) {
+        synchronized (waitersLock) {
+            if (closed) {
+                return false;
+            }
+            for (int i = 0; i < setCount; i++) {
+                if (sets[i] == set) {
+                    return true;
+                }
+            }
+            if (setCount == sets.length) {
+                sets = Arrays.copyOf(sets, setCount * 2);
+            }
+            sets[setCount++] = set;
+            return true;
+        }
+    }
+
+    void unregisterSet(ChannelWaitSet set) {
+        synchronized (waitersLock) {
+            for (int i = 0; i < setCount; i++) {
+                if (sets[i] == set) {
+                    sets[i] = sets[--setCount];
+                    sets[setCount] = null;
+                    return;
                 }
             }
         }
@@ -510,11 +601,17 @@ final class NativeCompletionQueue implements CompletionQueue {
         }
     }
 
-    /** Wake the threads waiting on the channel and wait until they left: the channel fd stays valid meanwhile. */
+    /**
+     * Wake the threads waiting on the channel and wait until they left: the channel fd stays valid meanwhile. Wait sets
+     * are woken and dropped, not waited for: a set reads the channel only through {@link #takeEvents}, which checks the
+     * queue is open under the event lock, and its thread may be the one closing this queue.
+     */
     private void awaitWaitersGone() {
         wakeWaiters(null);
         boolean interrupted = false;
         synchronized (waitersLock) {
+            Arrays.fill(sets, 0, setCount, null);
+            setCount = 0;
             while (waiterCount > 0) {
                 try {
                     waitersLock.wait(NativeReadinessSource.SLICE_MILLIS);

@@ -44,7 +44,7 @@ final class WaitingThread {
 
     /** Whether the device closed this waiter's eventfd, for tests. */
     boolean isClosed() {
-        return wake.toString().endsWith("closed=true}");
+        return wake.isClosed();
     }
 
     private void close() {

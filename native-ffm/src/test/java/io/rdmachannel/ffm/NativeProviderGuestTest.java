@@ -28,6 +28,8 @@ import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
+import io.rdmachannel.channel.spi.WaitSet;
+import io.rdmachannel.channel.spi.WordWaitSet;
 import io.rdmachannel.channel.spi.WorkCompletion;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
 import io.rdmachannel.ffm.internal.LibC;
@@ -512,6 +514,81 @@ class NativeProviderGuestTest {
             assertFalse(pollOnly.supportsDirectWait());
             assertThrows(UnsupportedOperationException.class, pollOnly::requestWaiterWakeup);
         }
+    }
+
+    @Test
+    void shouldWakeAWaitSetFromTheQueueThatCompletedAndStillHandTheSourceItsToken() throws Exception {
+        connect();
+        fill(memoryA, "set");
+        postReceiveB(40, SIZE);
+        assertTrue(cqB.supportsWaitSet());
+        try (CompletionQueue idle = device.createCompletionQueue(8, source, 97); WaitSet set = cqB.newWaitSet()) {
+            assertTrue(set instanceof ChannelWaitSet, set::toString);
+            assertTrue(idle.addWaiter(set));
+            assertTrue(cqB.addWaiter(set));
+            assertEquals(3, set.size());
+            cqB.requestNotification();
+            AtomicLong token = new AtomicLong();
+            CompletableFuture<Integer> sourceWaiter = awaitSource(token).blockedIn("epollWait").result();
+            CompletableFuture<Long> waiting = awaitSet(set, 0).blockedIn("poll").result();
+
+            qpA.postSend(request(WorkRequestOpcode.SEND, 41, 3));
+
+            assertTrue(waiting.get(20, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(20));
+            assertFalse(set.changed(1, 2), "the idle queue did not fire");
+            assertTrue(set.changed(2, 3), "the receiving queue fired");
+            // one event, read by the set or by the source: the source gets the token it was armed for either way
+            assertEquals(1, sourceWaiter.get(20, TimeUnit.SECONDS));
+            assertEquals(TOKEN_B, token.get());
+            set.end();
+            assertEquals(40, pollOne(cqB).id());
+            assertEquals(41, pollOne(cqA).id());
+        }
+    }
+
+    @Test
+    void shouldEndAWaitSetsWaitOnWakeTimeoutAndTheCloseOfOneOfItsQueues() throws Exception {
+        try (WaitSet set = cqA.newWaitSet()) {
+            set.clear();
+            assertTrue(cqA.addWaiter(set));
+            long start = System.nanoTime();
+            set.await(start + TimeUnit.MILLISECONDS.toNanos(150));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(140), "returned before the deadline");
+            assertFalse(set.changed(1, 2));
+
+            CompletableFuture<Long> woken = awaitSet(set, 0).blockedIn("poll").result();
+            set.wake();
+            woken.get(20, TimeUnit.SECONDS);
+            set.end();
+
+            // a queue closing under a waiting set wakes it and does not wait for it (its thread might be the closer)
+            CompletionQueue lone = device.createCompletionQueue(8, source, 96);
+            set.clear();
+            assertTrue(lone.addWaiter(set));
+            CompletableFuture<Long> closing = awaitSet(set, 0).blockedIn("poll").result();
+            lone.close();
+            closing.get(20, TimeUnit.SECONDS);
+            assertTrue(set.changed(1, 2), "a closed queue counts as fired");
+            set.end();
+
+            // a closed queue refuses; so does a set of another kind
+            set.clear();
+            assertThrows(IllegalStateException.class, () -> lone.addWaiter(set));
+            assertEquals(1, set.size());
+        }
+        try (WaitSet words = new WordWaitSet()) {
+            assertFalse(cqA.addWaiter(words));
+            assertEquals(1, words.size());
+        }
+    }
+
+    /** Wait on a set from a platform thread; completes with the nanoseconds it waited. */
+    private static Waiter<Long> awaitSet(WaitSet set, long deadline) {
+        return Waiter.start("set-waiter", () -> {
+            long start = System.nanoTime();
+            set.await(deadline);
+            return System.nanoTime() - start;
+        });
     }
 
     /** Wait on the source in another thread, without a timeout; completes with how many tokens it handed over. */

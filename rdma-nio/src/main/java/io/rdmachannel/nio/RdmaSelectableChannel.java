@@ -70,6 +70,16 @@ interface RdmaSelectableChannel {
     }
 
     /**
+     * A new, empty set of the kind the current endpoint joins (shared-memory words, completion channels), for a
+     * selector that has none yet.
+     *
+     * @return the set, which the selector closes; null if {@link #canWaitDirectly()} is false.
+     */
+    default WaitSet newWaitSet() {
+        return null;
+    }
+
+    /**
      * Release the endpoint of a closed channel once the last selector has dropped its key.
      */
     void kill();

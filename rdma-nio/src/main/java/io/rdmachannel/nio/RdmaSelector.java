@@ -47,12 +47,14 @@ import io.rdmachannel.channel.stream.StreamConnection;
  * {@link #wakeup()} reach it through its {@code wakeup()}. A key's ready set is the union of both parts.
  *
  * <p>Waiting without platform registrations: a platform thread with at most {@value #DIRECT_WAIT_KEYS} RDMA keys
- * waits directly (where the provider allows it: shm with futexes): each park arms every key, the connections by
- * putting their completion queues' words into a {@link WaitSet} the thread sleeps on, so the peer's completion wakes
- * the selecting thread itself, with no relay, no device thread and no wake-up message in between; it disarms them
- * when it wakes (so between selections those keys are not armed, and a wait of another kind arms every key first).
- * Otherwise (a virtual thread, more keys, the native provider's connections, {@value #DIRECT_WAIT_PROP_NAME}{@code
- * =false}) it parks with {@link LockSupport}, a virtual thread unmounting, and keys report through their relays.
+ * waits directly: each park arms every key, the connections by putting what their completion queues signal into a
+ * {@link WaitSet} the thread sleeps on (shm: shared words, with {@code futex_waitv}; native: completion channels, with
+ * {@code poll(2)}), so the peer's completion (native: the device's interrupt) wakes the selecting thread itself, with
+ * no relay, no device or poller thread and no wake-up message in between; it disarms them when it wakes (so between
+ * selections those keys are not armed, and a wait of another kind arms every key first). The set is of the first
+ * such channel's provider; keys of another provider are armed through their relays. Otherwise (a virtual thread,
+ * more keys, a JVM without native access, {@value #DIRECT_WAIT_PROP_NAME}{@code =false}) it parks with
+ * {@link LockSupport}, a virtual thread unmounting, and keys report through their relays.
  *
  * <p>Busy polling: when a registered channel with interest has {@code RDMA_BUSY_POLL} set, a selection that finds
  * nothing ready polls the registered keys on its own thread for up to the longest such time before it arms them
@@ -108,10 +110,15 @@ final class RdmaSelector extends AbstractSelector {
      * disarms it after): a wait through the relays must arm every key first.
      */
     private boolean unarmedForDirect;
-    /** Whether selections may wait directly: the system property when the selector was opened, and the platform. */
-    private final boolean directWaits = !"false".equalsIgnoreCase(System.getProperty(DIRECT_WAIT_PROP_NAME))
-        && WaitSet.isAvailable();
-    /** The words a direct wait sleeps on, made by the first one; read by the threads that wake it. */
+    /**
+     * Whether selections may wait directly: the system property when the selector was opened. Whether a key can is its
+     * channel's ({@link RdmaSelectableChannel#canWaitDirectly()}: its device, the platform).
+     */
+    private final boolean directWaits = !"false".equalsIgnoreCase(System.getProperty(DIRECT_WAIT_PROP_NAME));
+    /**
+     * What a direct wait sleeps on, made by the first channel that can wait directly, of its provider's kind (keys of
+     * another provider's are armed through their relays); read by the threads that wake it; closed with the selector.
+     */
     private WaitSet waitSet;
     /** The keys the current direct wait armed directly. Selection thread only. */
     private final ArrayList<RdmaSelectionKey> directArmed = new ArrayList<>(DIRECT_WAIT_KEYS);
@@ -261,6 +268,10 @@ final class RdmaSelector extends AbstractSelector {
             candidates.clear();
             readyLastTime.clear();
             touched.clear();
+            final WaitSet set = waitSet;
+            if (set != null) {
+                set.close();
+            }
             final AbstractSelector inner = platform;
             if (inner != null) {
                 // drops the platform registrations and releases the platform channels closed meanwhile
@@ -780,14 +791,12 @@ final class RdmaSelector extends AbstractSelector {
      * moved, for the next round to check.
      */
     private boolean awaitDirect(final long deadline) {
-        WaitSet set = waitSet;
-        if (set == null) {
-            set = new WaitSet();
-            waitSet = set;
+        if (waitSet != null) {
+            waitSet.clear();
         }
-        set.clear();
         try {
-            final boolean found = armDirect(set);
+            final boolean found = armDirect();
+            final WaitSet set = waitSet;
             if (!found && directArmed.isEmpty()) {
                 // no key to wait on directly (listeners, connections in progress, a device without direct waits):
                 // those are armed through their relays, so park as without direct waits
@@ -807,6 +816,7 @@ final class RdmaSelector extends AbstractSelector {
                 }
             }
         } finally {
+            final WaitSet set = waitSet;
             for (int i = 0; i < directArmed.size(); i++) {
                 final RdmaSelectionKey key = directArmed.get(i);
                 key.directStream.disarmDirect();
@@ -816,6 +826,9 @@ final class RdmaSelector extends AbstractSelector {
                 }
             }
             directArmed.clear();
+            if (set != null) {
+                set.end();
+            }
         }
         return true;
     }
@@ -825,7 +838,7 @@ final class RdmaSelector extends AbstractSelector {
      *
      * @return true if one was found ready (and offered): no wait.
      */
-    private boolean armDirect(final WaitSet set) {
+    private boolean armDirect() {
         for (final RdmaSelectionKey key : registered) {
             final int interest = key.rawInterestOps();
             if (!key.isValid() || interest == 0) {
@@ -835,8 +848,13 @@ final class RdmaSelector extends AbstractSelector {
             // a key that cannot wait directly was armed through its relay when a round found it not ready; one that
             // stopped being able to since (its connection ended) is ready, which the look below sees
             if (channel.canWaitDirectly()) {
-                final int from = set.size();
-                final StreamConnection stream = channel.armEndpointDirect(interest, set);
+                WaitSet set = waitSet;
+                if (set == null) {
+                    set = channel.newWaitSet();
+                    waitSet = set;
+                }
+                final int from = set == null ? 0 : set.size();
+                final StreamConnection stream = set == null ? null : channel.armEndpointDirect(interest, set);
                 if (stream != null) {
                     key.directStream = stream;
                     key.directFrom = from;

@@ -1407,6 +1407,12 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     }
 
     @Override
+    public WaitSet newWaitSet() {
+        final StreamConnection stream = connection;
+        return canWaitDirectly() ? stream.newWaitSet() : null;
+    }
+
+    @Override
     public StreamConnection armEndpointDirect(final int interestOps, final WaitSet set) {
         final StreamConnection stream = connection;
         if (!canWaitDirectly()) {

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.Pipe;
 import java.nio.channels.SelectionKey;
@@ -15,35 +13,49 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.nio.RdmaSocketChannel;
 import io.rdmachannel.nio.RdmaSocketOptions;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * A selector on shm whose thread waits on the completion queues' words itself: the peer's write wakes it with no
- * relay arming and no device thread in between (counted as the connection's direct waits), and it still sees every
- * key when it must wait another way (a platform channel joins it, a virtual thread selects). The two ends live on
- * two shm nodes, so the wake-up comes from the peer's mapping of the queue, as between two processes.
+ * A selector whose thread waits on the completion queues itself: the peer's write wakes it with no relay arming and
+ * no device or poller thread in between (counted as the connection's direct waits), and it still sees every key when
+ * it must wait another way (a platform channel joins it, a virtual thread selects). On shm the thread sleeps on the
+ * queues' words, the two ends on two shm nodes, so the wake-up comes from the peer's mapping of the queue, as between
+ * two processes; on the native provider (the soft-RoCE guest, when {@code rdma-native} is among the contract
+ * transports) it sleeps in {@code poll(2)} on the queues' completion channels.
  */
-@Timeout(value = 30, unit = TimeUnit.SECONDS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SelectorDirectWaitTest {
     private static final String DIRECT_WAIT_PROP = "rdmachannel.selector.directWait";
 
-    private final InetAddress loopback = InetAddress.getLoopbackAddress();
-    private final RdmaTransport transport = new RdmaTransport(RdmaTransport.SHM_NODES, RdmaTransport.NODES_FABRIC,
-        loopback);
+    /**
+     * Argument source: shm across two nodes, and the native provider where the contract transports include it.
+     *
+     * @return one argument set per transport.
+     */
+    static Stream<Arguments> transports() {
+        return ContractTransports.ALL.stream()
+            .filter(t -> t.name().equals(RdmaTransport.SHM_NODES) || t.name().equals(RdmaTransport.NATIVE))
+            .map(t -> Arguments.of(ContractTransports.named(t)));
+    }
 
     @AfterEach
     void clearProperty() {
         System.clearProperty(DIRECT_WAIT_PROP);
     }
 
-    @Test
-    void shouldWakeAPlatformThreadsSelectionFromThePeersWriteWithoutArmingTheRelay() throws Exception {
+    @ParameterizedTest
+    @MethodSource("transports")
+    void shouldWakeAPlatformThreadsSelectionFromThePeersWriteWithoutArmingTheRelay(final ContractTransport transport)
+        throws Exception {
         try (Connected connected = new Connected(transport)) {
             try (Selector selector = transport.openSelector()) {
                 final SelectionKey key = connected.client.register(selector, OP_READ);
@@ -70,8 +82,10 @@ class SelectorDirectWaitTest {
      * Direct waits leave the keys unarmed between selections; once a platform channel is registered the selection
      * waits in the platform selector, where only armed keys report: the selection must arm them first.
      */
-    @Test
-    void shouldStillSeeTheRdmaKeyOnceAPlatformChannelMakesTheSelectionWaitInThePlatformSelector() throws Exception {
+    @ParameterizedTest
+    @MethodSource("transports")
+    void shouldStillSeeTheRdmaKeyOnceAPlatformChannelMakesTheSelectionWaitInThePlatformSelector(
+        final ContractTransport transport) throws Exception {
         try (Connected connected = new Connected(transport); Selector selector = transport.openSelector()) {
             final SelectionKey key = registerAfterDirectWaits(selector, connected);
             final Pipe pipe = Pipe.open();
@@ -86,8 +100,10 @@ class SelectorDirectWaitTest {
         }
     }
 
-    @Test
-    void shouldStillSeeTheRdmaKeyWhenAVirtualThreadSelectsAfterDirectWaits() throws Exception {
+    @ParameterizedTest
+    @MethodSource("transports")
+    void shouldStillSeeTheRdmaKeyWhenAVirtualThreadSelectsAfterDirectWaits(final ContractTransport transport)
+        throws Exception {
         try (Connected connected = new Connected(transport); Selector selector = transport.openSelector()) {
             final SelectionKey key = registerAfterDirectWaits(selector, connected);
             selectWokenByPeer(selector, key, connected, IoMode.VIRTUAL_THREADS);
@@ -95,8 +111,10 @@ class SelectorDirectWaitTest {
         }
     }
 
-    @Test
-    void shouldEndADirectWaitOnWakeupAndOnClose() throws Exception {
+    @ParameterizedTest
+    @MethodSource("transports")
+    void shouldEndADirectWaitOnWakeupAndOnClose(final ContractTransport transport)
+        throws Exception {
         try (Connected connected = new Connected(transport)) {
             final Selector selector = transport.openSelector();
             connected.client.register(selector, OP_READ);
@@ -140,15 +158,15 @@ class SelectorDirectWaitTest {
         assertEquals(42, read.get(0));
     }
 
-    /** A non-blocking client on one node connected to a server channel on the other. */
+    /** A non-blocking client connected to a server channel (on shm, each on its own node). */
     private static final class Connected implements AutoCloseable {
         final ServerSocketChannel listener;
         final RdmaSocketChannel client;
         final SocketChannel server;
 
-        Connected(final RdmaTransport transport) throws Exception {
+        Connected(final ContractTransport transport) throws Exception {
             listener = transport.openServerSocketChannel();
-            listener.bind(new InetSocketAddress(transport.loopbackAddress(), 0));
+            listener.bind(transport.bindAddress());
             client = (RdmaSocketChannel) transport.openSocketChannel();
             client.connect(listener.getLocalAddress());
             server = listener.accept();

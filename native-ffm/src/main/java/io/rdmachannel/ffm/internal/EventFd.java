@@ -62,6 +62,15 @@ public final class EventFd implements AutoCloseable {
         LibC.read(fd, counter, Long.BYTES);
     }
 
+    /**
+     * Whether {@link #close()} ran.
+     *
+     * @return true once closed.
+     */
+    public boolean isClosed() {
+        return closed;
+    }
+
     @Override
     public void close() throws NativeCallException {
         if (closed) {

@@ -8,6 +8,7 @@ import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.WaitSet;
+import io.rdmachannel.channel.spi.WordWaitSet;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -332,15 +333,20 @@ final class ShmCompletionQueue implements CompletionQueue {
 
     @Override
     public boolean supportsWaitSet() {
-        return Futex.isAvailable();
+        return WordWaitSet.isAvailable();
+    }
+
+    @Override
+    public WaitSet newWaitSet() {
+        return WordWaitSet.isAvailable() ? new WordWaitSet() : null;
     }
 
     @Override
     public boolean addWaiter(final WaitSet set) {
-        if (!Futex.isAvailable() || set.remaining() == 0) {
+        if (!(set instanceof WordWaitSet words) || set.remaining() == 0) {
             return false;
         }
-        return set.add(armed, WAITER_OFFSET, requestWaiterWakeup());
+        return words.add(armed, WAITER_OFFSET, requestWaiterWakeup());
     }
 
     @Override

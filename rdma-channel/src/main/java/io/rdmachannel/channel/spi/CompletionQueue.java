@@ -81,20 +81,32 @@ public interface CompletionQueue extends AutoCloseable {
     /**
      * Whether a thread can wait for this queue together with others in one {@link WaitSet} ({@link #addWaiter}).
      *
-     * @return false where waits are not on shared-memory words (a native completion channel).
+     * @return false where the queue has nothing to wait on (a native queue without a completion channel) or the JVM
+     *     cannot wait on several (no native access).
      */
     default boolean supportsWaitSet() {
         return false;
     }
 
     /**
+     * A new, empty set of the kind this queue can join, for a thread that will wait for several queues at once. The
+     * queues of one provider join each other's sets.
+     *
+     * @return the set, which the caller closes; null if the queue {@linkplain #supportsWaitSet() cannot be waited on
+     *     in a set}.
+     */
+    default WaitSet newWaitSet() {
+        return null;
+    }
+
+    /**
      * Arm the queue for a thread that waits on several queues at once ({@link WaitSet}, a selector): as
-     * {@link #requestWaiterWakeup()}, and the word that thread sleeps on is added to {@code set} with its ticket.
-     * Poll again after arming, since a completion may have arrived before.
+     * {@link #requestWaiterWakeup()}, and what that thread sleeps on (a shared word with its ticket, a completion
+     * channel) is added to {@code set}. Poll again after arming, since a completion may have arrived before.
      *
      * @param set the waiting thread's set.
-     * @return false if this queue cannot be waited on in a set (a native completion channel), or the set is full:
-     *     nothing was armed or added.
+     * @return false if this queue cannot be waited on in a set, the set is of another kind ({@link #newWaitSet()}),
+     *     or the set is full: nothing was armed or added.
      * @throws IllegalStateException if the queue is closed.
      */
     default boolean addWaiter(final WaitSet set) {

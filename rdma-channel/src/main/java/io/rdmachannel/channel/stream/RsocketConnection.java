@@ -377,6 +377,12 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     }
 
     @Override
+    public WaitSet newWaitSet() {
+        final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
+        return receiveQueue != null && supportsWaitSet() ? receiveQueue.newWaitSet() : null;
+    }
+
+    @Override
     public boolean armDirect(final int interest, final WaitSet set) {
         final CompletionQueue receiveQueue = resources.receiveCompletionQueue;
         final CompletionQueue sendQueue = resources.sendCompletionQueue;

@@ -109,10 +109,20 @@ public interface StreamConnection extends AutoCloseable {
     /**
      * Whether a thread can wait for this connection together with others in one {@link WaitSet} ({@link #armDirect}).
      *
-     * @return false where the completion queues cannot be waited on in a set (the native provider's).
+     * @return false where the completion queues cannot be waited on in a set.
      */
     default boolean supportsWaitSet() {
         return false;
+    }
+
+    /**
+     * A new, empty set of the kind this connection's completion queues join
+     * ({@link io.rdmachannel.channel.spi.CompletionQueue#newWaitSet()}).
+     *
+     * @return the set, which the caller closes; null if {@link #supportsWaitSet()} is false.
+     */
+    default WaitSet newWaitSet() {
+        return null;
     }
 
     /**

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
  * word that already differs, by the set's own wake, and by its absolute deadline; full sets refuse words.
  */
 @Timeout(20)
-class WaitSetTest {
+class WordWaitSetTest {
     private static final VarHandle INT = JAVA_INT.varHandle();
     private static final long NOT_WOKEN_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -33,8 +33,8 @@ class WaitSetTest {
 
     @BeforeEach
     void requireFutexWaitv() {
-        assertTrue(WaitSet.isAvailable(), "the test JVM runs with native access on Linux 5.16 or later: "
-            + WaitSet.unavailabilityReason());
+        assertTrue(WordWaitSet.isAvailable(), "the test JVM runs with native access on Linux 5.16 or later: "
+            + WordWaitSet.unavailabilityReason());
     }
 
     @AfterEach
@@ -43,7 +43,7 @@ class WaitSetTest {
     }
 
     /** Sleep on the set on a platform thread; completes with the time it returned. */
-    private static CompletableFuture<Long> sleeping(final WaitSet set, final long deadline) {
+    private static CompletableFuture<Long> sleeping(final WordWaitSet set, final long deadline) {
         final CompletableFuture<Long> returned = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("wait-set").start(() -> {
             set.await(deadline);
@@ -60,7 +60,7 @@ class WaitSetTest {
 
     @Test
     void shouldReturnWhenAnyWordOfTheSetIsWokenAndSayWhichMoved() throws Exception {
-        final WaitSet set = new WaitSet();
+        final WordWaitSet set = new WordWaitSet();
         set.clear();
         assertTrue(set.add(words, 0, 0));
         final int second = set.size();
@@ -77,7 +77,7 @@ class WaitSetTest {
 
     @Test
     void shouldNotSleepWhenAWordAlreadyDiffersFromWhatTheCallerSaw() throws Exception {
-        final WaitSet set = new WaitSet();
+        final WordWaitSet set = new WordWaitSet();
         set.clear();
         INT.setVolatile(words, 4L, 7);
         assertTrue(set.add(words, 4, 6));
@@ -89,7 +89,7 @@ class WaitSetTest {
 
     @Test
     void shouldReturnOnItsOwnWakeFromAnotherThreadAlsoBeforeItSleeps() throws Exception {
-        final WaitSet set = new WaitSet();
+        final WordWaitSet set = new WordWaitSet();
         set.clear();
         assertTrue(set.add(words, 0, 0));
         final CompletableFuture<Long> returned = sleeping(set, 0);
@@ -109,7 +109,7 @@ class WaitSetTest {
 
     @Test
     void shouldReturnAtItsDeadlineAndNotBefore() throws Exception {
-        final WaitSet set = new WaitSet();
+        final WordWaitSet set = new WordWaitSet();
         set.clear();
         assertTrue(set.add(words, 0, 0));
         final long start = System.nanoTime();
@@ -120,13 +120,13 @@ class WaitSetTest {
 
     @Test
     void shouldHoldAtMostItsCapacityAndDropWhatATruncationTakesBack() {
-        final WaitSet set = new WaitSet();
+        final WordWaitSet set = new WordWaitSet();
         set.clear();
         assertEquals(1, set.size(), "its own wake word");
         while (set.remaining() > 0) {
             assertTrue(set.add(words, 0, 0));
         }
-        assertEquals(WaitSet.CAPACITY, set.size());
+        assertEquals(WordWaitSet.CAPACITY, set.size());
         assertFalse(set.add(words, 4, 0), "full");
         set.truncate(2);
         assertEquals(2, set.size());
@@ -138,7 +138,7 @@ class WaitSetTest {
 
     @Test
     void shouldSayAWordWhoseMemoryIsGoneMoved() {
-        final WaitSet set = new WaitSet();
+        final WordWaitSet set = new WordWaitSet();
         set.clear();
         final Arena gone = Arena.ofShared();
         assertTrue(set.add(gone.allocate(JAVA_INT), 0, 0));
