@@ -22,6 +22,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -35,6 +36,8 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -58,6 +61,8 @@ final class XrcRegistry {
     private static final Logger LOG = LoggerFactory.getLogger(XrcRegistry.class);
     /** Registries this process has mapped, by path; guarded by itself. */
     private static final Map<Path, XrcRegistry> OPEN = new HashMap<>();
+    /** The longest wait for the file's lock held by another process; tests shorten it. */
+    static volatile long lockTimeoutNanos = TimeUnit.SECONDS.toNanos(10);
     /** {@link #join}: the file was deleted by its last opener. */
     static final int DELETED = -1;
     /** {@link #join}: the file holds no domain. */
@@ -154,12 +159,16 @@ final class XrcRegistry {
     // ----- locking -----
 
     /**
-     * Run {@code action} holding the registry: this process's lock, then the file's.
+     * Run {@code action} holding the registry: this process's lock, then the file's, waited for at most
+     * {@link #lockTimeoutNanos}: a holder that dies frees it (the kernel drops its lock), but one that is stopped
+     * ({@code SIGSTOP}, a debugger) would otherwise block every XRC call of every other process on the domain.
+     *
+     * @throws IllegalStateException if the file cannot be locked, or another process held it for the whole wait.
      */
     private <T> T locked(final Supplier<T> action) {
         lock.lock();
         try {
-            final FileLock fileLock = channel.lock();
+            final FileLock fileLock = lockFile();
             try {
                 return action.get();
             } finally {
@@ -169,6 +178,33 @@ final class XrcRegistry {
             throw new IllegalStateException("cannot lock XRC domain registry " + path + ": " + ex, ex);
         } finally {
             lock.unlock();
+        }
+    }
+
+    private FileLock lockFile() throws IOException {
+        final long timeout = lockTimeoutNanos;
+        final long start = System.nanoTime();
+        long pauseMicros = 50;
+        while (true) {
+            try {
+                final FileLock fileLock = channel.tryLock();
+                if (fileLock != null) {
+                    return fileLock;
+                }
+            } catch (final OverlappingFileLockException heldInThisJvm) {
+                // a registry of a deleted file with the same name, still used here: held like by another process
+            }
+            if (System.nanoTime() - start >= timeout) {
+                throw new IllegalStateException("XRC domain registry " + path + " was locked by another user for "
+                    + TimeUnit.NANOSECONDS.toMillis(timeout) + " ms (a stopped process?): the call is refused");
+            }
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(pauseMicros));
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the lock of XRC domain registry "
+                    + path);
+            }
+            pauseMicros = Math.min(pauseMicros * 2, 10_000);
         }
     }
 

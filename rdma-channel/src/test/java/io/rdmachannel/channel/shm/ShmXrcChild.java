@@ -9,8 +9,11 @@ import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -31,6 +34,8 @@ import java.util.Map;
  *  events N        -&gt; ok events=&lt;a,b,..&gt;   (the events its handle has not seen yet; "-" for none)
  *  closeqp N       -&gt; ok                    (close one handle of target queue pair N)
  *  closedomain     -&gt; ok
+ *  lock            -&gt; ok                    (take the lock of the domain's registry file and keep it)
+ *  unlock          -&gt; ok
  *  exit            -&gt; bye                   (close what is open and exit 0)
  * </pre>
  */
@@ -68,6 +73,8 @@ final class ShmXrcChild {
         private RdmaDevice device;
         private XrcDomain domain;
         private final Map<Integer, List<XrcTargetQueuePair>> targets = new HashMap<>();
+        private FileChannel lockedFile;
+        private FileLock fileLock;
 
         String execute(final String[] words) throws Exception {
             final int number = words.length > 1 && !"open".equals(words[0]) ? Integer.parseInt(words[1]) : 0;
@@ -98,6 +105,14 @@ final class ShmXrcChild {
                 case "closeqp" -> {
                     final List<XrcTargetQueuePair> handles = targets.get(number);
                     handles.remove(handles.size() - 1).close();
+                }
+                case "lock" -> {
+                    lockedFile = FileChannel.open(((ShmXrcDomain) domain).registry().path(), StandardOpenOption.WRITE);
+                    fileLock = lockedFile.lock();
+                }
+                case "unlock" -> {
+                    fileLock.release();
+                    lockedFile.close();
                 }
                 case "closedomain" -> {
                     domain.close();

@@ -23,12 +23,16 @@ import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -311,5 +315,31 @@ class ShmXrcDomainTest {
         assertEquals(new DeviceResources(1, 1, 0, 0, 0, 0, 1, 0), device.resources());
         domain.close();
         assertEquals(new DeviceResources(1, 1, 0, 0, 0, 0, 0, 0), device.resources());
+    }
+
+    /**
+     * A registry whose file lock another user keeps (a stopped process) refuses the call after the lock timeout
+     * instead of blocking it for good, and serves it again once the lock is free.
+     */
+    @Test
+    void shouldRefuseACallWhenAnotherUserKeepsTheRegistryLockedAndServeItOnceFree() throws Exception {
+        final XrcDomain domain = open(fixture.device(), true);
+        final Path registry = ((ShmXrcDomain) domain).registry().path();
+        final long defaultTimeout = XrcRegistry.lockTimeoutNanos;
+        XrcRegistry.lockTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(200);
+        try (FileChannel holder = FileChannel.open(registry, StandardOpenOption.WRITE)) {
+            final FileLock held = holder.lock();
+            final long start = System.nanoTime();
+            final IllegalStateException ex = assertThrows(IllegalStateException.class, domain::createTargetQueuePair);
+            final long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertEquals("XRC domain registry " + registry + " was locked by another user for 200 ms (a stopped "
+                + "process?): the call is refused", ex.getMessage());
+            assertTrue(waitedMillis >= 190 && waitedMillis < 5_000, "waited " + waitedMillis + " ms");
+            held.release();
+            final XrcTargetQueuePair target = fixture.own(domain.createTargetQueuePair());
+            assertEquals(1, target.references());
+        } finally {
+            XrcRegistry.lockTimeoutNanos = defaultTimeout;
+        }
     }
 }

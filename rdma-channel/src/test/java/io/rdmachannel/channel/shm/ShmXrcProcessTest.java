@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
@@ -243,5 +244,33 @@ class ShmXrcProcessTest {
             child.command("closeqp " + number, "ok");
         }
         assertEquals(1, target.references());
+    }
+
+    /**
+     * A process that keeps the registry's file lock (stopped while holding it) makes the others' calls fail after the
+     * lock timeout instead of blocking them for good; they are served again once the lock is free.
+     */
+    @Test
+    @Timeout(120)
+    void shouldRefuseACallWhileAnotherProcessKeepsTheRegistryLockedAndServeItOnceFree() throws Exception {
+        final XrcDomain domain = domain();
+        final ShmChildProcess holder = child();
+        final long defaultTimeout = XrcRegistry.lockTimeoutNanos;
+        XrcRegistry.lockTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(300);
+        try {
+            holder.command("lock", "ok");
+            final long start = System.nanoTime();
+            final IllegalStateException ex = assertThrows(IllegalStateException.class, domain::createTargetQueuePair);
+            final long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertEquals("XRC domain registry " + ((ShmXrcDomain) domain).registry().path() + " was locked by another "
+                + "user for 300 ms (a stopped process?): the call is refused", ex.getMessage());
+            assertTrue(waitedMillis >= 290 && waitedMillis < 10_000, "waited " + waitedMillis + " ms");
+            holder.command("unlock", "ok");
+            final XrcTargetQueuePair target = own(domain.createTargetQueuePair());
+            holder.command("openqp " + target.number(), "ok");
+            assertEquals(2, target.references());
+        } finally {
+            XrcRegistry.lockTimeoutNanos = defaultTimeout;
+        }
     }
 }
