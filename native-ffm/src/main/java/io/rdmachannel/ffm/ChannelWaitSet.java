@@ -40,7 +40,6 @@ final class ChannelWaitSet extends WaitSet {
     private final boolean[] fired = new boolean[CAPACITY];
     private final AtomicInteger wakes = new AtomicInteger();
     private final Object fdLock = new Object();
-    private int size;
     private int wakesAtClear;
     /** Whether queues may hold the set among their waiters: from the first add to {@link #end()}. */
     private boolean registered;
@@ -61,16 +60,16 @@ final class ChannelWaitSet extends WaitSet {
         pollFds = Arena.ofAuto().allocate((long) CAPACITY * POLLFD_SIZE, 8);
         pollFds.set(JAVA_INT, POLLFD_FD, wakeFd.fd());
         pollFds.set(JAVA_SHORT, POLLFD_EVENTS, (short) LibC.POLLIN);
-        size = 1;
+        resize(1);
     }
 
     @Override
     public void clear() {
         end();
-        for (int i = 1; i < size; i++) {
+        for (int i = 1; i < size(); i++) {
             queues[i] = null;
         }
-        size = 1;
+        resize(1);
         wakesAtClear = wakes.get();
     }
 
@@ -80,6 +79,7 @@ final class ChannelWaitSet extends WaitSet {
      * @return false if the set is full.
      */
     boolean add(NativeCompletionQueue queue, int channelFd, int ticket) {
+        int size = size();
         if (size == CAPACITY) {
             return false;
         }
@@ -91,33 +91,20 @@ final class ChannelWaitSet extends WaitSet {
         queues[size] = queue;
         tickets[size] = ticket;
         fired[size] = false;
-        size++;
+        resize(size + 1);
         return true;
     }
 
+    /** Entries dropped by a truncate: their queues no longer wake the set, unless an entry kept holds them too. */
     @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public int remaining() {
-        return CAPACITY - size;
-    }
-
-    @Override
-    public void truncate(int newSize) {
-        if (newSize < 1 || newSize > size) {
-            throw new IllegalArgumentException("cannot truncate a set of " + size + " to " + newSize);
-        }
-        for (int i = newSize; i < size; i++) {
+    protected void drop(int from, int to) {
+        for (int i = from; i < to; i++) {
             NativeCompletionQueue queue = queues[i];
             queues[i] = null;
-            if (!holds(queue, newSize)) {
+            if (!holds(queue, from)) {
                 queue.unregisterSet(this);
             }
         }
-        size = newSize;
     }
 
     private boolean holds(NativeCompletionQueue queue, int below) {
@@ -143,6 +130,7 @@ final class ChannelWaitSet extends WaitSet {
             // rounded up: a wait shorter than asked would return before the deadline
             millis = (int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
         }
+        int size = size();
         for (int i = 0; i < size; i++) {
             pollFds.set(JAVA_SHORT, (long) i * POLLFD_SIZE + POLLFD_REVENTS, (short) 0);
         }
@@ -182,7 +170,7 @@ final class ChannelWaitSet extends WaitSet {
 
     @Override
     public boolean changed(int from, int to) {
-        Objects.checkFromToIndex(from, to, size);
+        Objects.checkFromToIndex(from, to, size());
         for (int i = Math.max(from, 1); i < to; i++) {
             if (fired[i] || queues[i].waitSetEntryChanged(tickets[i])) {
                 return true;
@@ -197,7 +185,7 @@ final class ChannelWaitSet extends WaitSet {
             return;
         }
         registered = false;
-        for (int i = 1; i < size; i++) {
+        for (int i = 1; i < size(); i++) {
             // a queue added twice is taken off at the first call
             queues[i].unregisterSet(this);
         }
@@ -236,6 +224,6 @@ final class ChannelWaitSet extends WaitSet {
 
     @Override
     public String toString() {
-        return "ChannelWaitSet{size=" + size + ", wakeFd=" + wakeFd + '}';
+        return "ChannelWaitSet{size=" + size() + ", wakeFd=" + wakeFd + '}';
     }
 }

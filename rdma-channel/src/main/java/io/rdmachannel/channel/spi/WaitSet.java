@@ -21,6 +21,8 @@ public abstract class WaitSet implements AutoCloseable {
     /** How many entries one set holds, its own wake-up included. */
     public static final int CAPACITY = Futex.WAITV_MAX;
 
+    private int size;
+
     /**
      * For the subclasses.
      */
@@ -38,21 +40,53 @@ public abstract class WaitSet implements AutoCloseable {
      *
      * @return the size, at least 1.
      */
-    public abstract int size();
+    public final int size() {
+        return size;
+    }
 
     /**
      * How many more entries fit.
      *
      * @return the free places.
      */
-    public abstract int remaining();
+    public final int remaining() {
+        return CAPACITY - size;
+    }
 
     /**
      * Drop the entries added since the set had {@code newSize} entries.
      *
      * @param newSize the size to go back to, at least 1 and at most {@link #size()}.
      */
-    public abstract void truncate(int newSize);
+    public final void truncate(final int newSize) {
+        if (newSize < 1 || newSize > size) {
+            throw new IllegalArgumentException("cannot truncate a set of " + size + " to " + newSize);
+        }
+        drop(newSize, size);
+        size = newSize;
+    }
+
+    /**
+     * Let go of the entries from {@code from} to {@code to} (exclusive), which {@link #truncate} or {@link #clear()}
+     * takes out of the set.
+     *
+     * @param from the first entry dropped.
+     * @param to the size before.
+     */
+    protected abstract void drop(int from, int to);
+
+    /**
+     * Set the number of entries: by {@link #clear()} (to 0 or 1) and after an entry was filled in at index
+     * {@link #size()} (to one more).
+     *
+     * @param newSize the new size, 0 to {@link #CAPACITY}.
+     */
+    protected final void resize(final int newSize) {
+        if (newSize < 0 || newSize > CAPACITY) {
+            throw new IllegalArgumentException("a wait set holds 0 to " + CAPACITY + " entries, not " + newSize);
+        }
+        size = newSize;
+    }
 
     /**
      * Sleep until an entry of the set fires (its queue's event, or a word that differs from its expected value), a

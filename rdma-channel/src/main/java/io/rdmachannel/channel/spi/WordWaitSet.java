@@ -25,7 +25,6 @@ public final class WordWaitSet extends WaitSet {
     private final MemorySegment[] words = new MemorySegment[CAPACITY];
     private final long[] offsets = new long[CAPACITY];
     private final int[] expected = new int[CAPACITY];
-    private int size;
 
     /**
      * An empty set.
@@ -69,10 +68,8 @@ public final class WordWaitSet extends WaitSet {
     @Override
     public void clear() {
         // the last wait's words: let go of their memory
-        for (int i = 0; i < size; i++) {
-            words[i] = null;
-        }
-        size = 0;
+        drop(0, size());
+        resize(0);
         add(wakeWord, 0, (int) INT.getVolatile(wakeWord, 0L));
     }
 
@@ -86,6 +83,7 @@ public final class WordWaitSet extends WaitSet {
      */
     public boolean add(final MemorySegment segment, final long offset, final int value) {
         Objects.checkFromIndexSize(offset, Integer.BYTES, segment.byteSize());
+        final int size = size();
         if (size == CAPACITY) {
             return false;
         }
@@ -93,39 +91,25 @@ public final class WordWaitSet extends WaitSet {
         words[size] = segment;
         offsets[size] = offset;
         expected[size] = value;
-        size++;
+        resize(size + 1);
         return true;
     }
 
     @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public int remaining() {
-        return CAPACITY - size;
-    }
-
-    @Override
-    public void truncate(final int newSize) {
-        if (newSize < 1 || newSize > size) {
-            throw new IllegalArgumentException("cannot truncate a set of " + size + " to " + newSize);
-        }
-        for (int i = newSize; i < size; i++) {
+    protected void drop(final int from, final int to) {
+        for (int i = from; i < to; i++) {
             words[i] = null;
         }
-        size = newSize;
     }
 
     @Override
     public void await(final long deadlineNanos) {
-        Futex.awaitAny(entries, size, deadlineNanos, timeout);
+        Futex.awaitAny(entries, size(), deadlineNanos, timeout);
     }
 
     @Override
     public boolean changed(final int from, final int to) {
-        Objects.checkFromToIndex(from, to, size);
+        Objects.checkFromToIndex(from, to, size());
         for (int i = from; i < to; i++) {
             try {
                 if ((int) INT.getVolatile(words[i], offsets[i]) != expected[i]) {
