@@ -14,7 +14,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A wait set of the native provider: the completion channels of the queues a selector waits for, and an eventfd of
@@ -28,9 +27,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the set off its queues; a queue that closes takes it off itself without waiting for it (a set never touches a closed
  * queue's channel: the queue reads it under its event lock, where it checks that it is open).
  *
- * <p>Wake-ups are counted in {@code wakes} before the eventfd is written: a wait that begins with a count moved since
- * {@link #clear()} returns at once, and the eventfd is drained only when {@code poll} found it readable, so a round
- * that is not woken costs one system call, the {@code poll}. Nothing is allocated per round.
+ * <p>A wake-up writes the eventfd, so a wake at any time before a wait ends it (the set sleeps in no other place);
+ * the eventfd is drained in the round whose {@code poll} found it readable, so that round returns at once and the
+ * next one sleeps again, and a round that is not woken costs one system call, the {@code poll}. Nothing is
+ * allocated per round.
  */
 final class ChannelWaitSet extends WaitSet {
     private final EventFd wakeFd;
@@ -38,9 +38,7 @@ final class ChannelWaitSet extends WaitSet {
     private final NativeCompletionQueue[] queues = new NativeCompletionQueue[CAPACITY];
     private final int[] tickets = new int[CAPACITY];
     private final boolean[] fired = new boolean[CAPACITY];
-    private final AtomicInteger wakes = new AtomicInteger();
     private final Object fdLock = new Object();
-    private int wakesAtClear;
     /** Whether queues may hold the set among their waiters: from the first add to {@link #end()}. */
     private boolean registered;
     private boolean closed;
@@ -70,7 +68,6 @@ final class ChannelWaitSet extends WaitSet {
             queues[i] = null;
         }
         resize(1);
-        wakesAtClear = wakes.get();
     }
 
     /**
@@ -118,9 +115,6 @@ final class ChannelWaitSet extends WaitSet {
 
     @Override
     public void await(long deadlineNanos) {
-        if (wakes.get() != wakesAtClear) {
-            return;
-        }
         int millis = -1;
         if (deadlineNanos != 0) {
             long remaining = deadlineNanos - System.nanoTime();
@@ -193,7 +187,6 @@ final class ChannelWaitSet extends WaitSet {
 
     @Override
     public void wake() {
-        wakes.incrementAndGet();
         synchronized (fdLock) {
             if (closed) {
                 return;
