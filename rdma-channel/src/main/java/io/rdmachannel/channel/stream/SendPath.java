@@ -78,6 +78,9 @@ final class SendPath {
     private int sendSequence;
     private int sendLimit;
     private int sendSlots;
+    // a write polls the send completion queue before it starts only below these: completions are reaped in batches
+    private int pollSlotsBelow;
+    private int pollBufferBelow;
     private int sendBufferFree;
     private int sendBufferHead;
     private int zeroCopyPending;
@@ -139,6 +142,8 @@ final class SendPath {
         sendLimit = connectionData.credits() & CreditSequence.MASK;
         sendSlots = sendQueueSize - controlWindow;
         sendBufferFree = sendBufferSize;
+        pollSlotsBelow = Math.max(sendSlots / 2, slotsPerMessage);
+        pollBufferBelow = sendBufferSize / 2;
         targets.start(targetSgl, connectionData);
     }
 
@@ -235,6 +240,38 @@ final class SendPath {
     }
 
     /**
+     * Before a write: what the receiver announced and held-back control messages always; the send completions only
+     * once the slots or the ring ran below half, or a control message waits for a slot (or the write finds itself
+     * short, {@link #replenish()}). As rsockets, which polls when it runs short, a writer then reaps completions in
+     * batches instead of one or two polls per message: on a device whose poll is a call into the provider, that call
+     * was a good part of a small message's cost.
+     */
+    private void prepareWrite() {
+        if (sendSlots < pollSlotsBelow || sendBufferFree < pollBufferBelow || control.wantsSlots()) {
+            poll();
+        } else {
+            adoptAnnouncements();
+            control.flush();
+        }
+    }
+
+    /**
+     * A write ran short of credits, regions, slots or ring space: reap send completions and adopt announcements.
+     *
+     * @return whether anything came back.
+     */
+    private boolean replenish() {
+        if (completionQueue == null) {
+            return false;
+        }
+        boolean reaped = false;
+        while (completionQueue.poll(completionHandler, 32) > 0) {
+            reaped = true;
+        }
+        return adoptAnnouncements() | reaped;
+    }
+
+    /**
      * Check and adopt the credit limit and target regions the peer announced since we last looked. A violation fails
      * the connection with a {@link ProtocolException} as cause, as it failed when the receiver checked it inline.
      *
@@ -290,7 +327,7 @@ final class SendPath {
         lock();
         try {
             ensureWritable();
-            poll();
+            prepareWrite();
             ensureWritable();
             final long count = put(src);
             countStall(src.hasRemaining(), count);
@@ -306,7 +343,7 @@ final class SendPath {
         lock();
         try {
             ensureWritable();
-            poll();
+            prepareWrite();
             ensureWritable();
             long total = 0;
             boolean left = false;
@@ -432,7 +469,8 @@ final class SendPath {
      * caller waits for those sends before it returns. Small chunks are posted inline, from such a buffer itself (an
      * inline post copies before it returns), else from the inline stage; never from other direct memory, which may
      * be a file mapping that faults in the provider's native code. Other bytes are copied into the send ring.
-     * Out of credits or regions, it looks once more for what the receiver announced.
+     * Out of credits, regions, slots or ring space, it reaps send completions and looks once more for what the
+     * receiver announced.
      */
     private long put(final ByteBuffer src) {
         long total = 0;
@@ -446,7 +484,7 @@ final class SendPath {
         // rsockets starts small so the copy into the ring overlaps the adapter's transfer of the chunk before; with
         // nothing to copy, or no adapter working alongside, whole chunks are cheaper
         int transfer = source != null || synchronousTransfer ? maxTransfer : startTransfer;
-        while (src.hasRemaining() && (canSend() || adoptAnnouncements() && canSend())) {
+        while (src.hasRemaining() && (canSend() || replenish() && canSend())) {
             int chunk = Math.min(Math.min(src.remaining(), transfer), targets.remaining());
             if (chunk <= inlineSize) {
                 long from = base + src.position();
@@ -467,7 +505,8 @@ final class SendPath {
                 }
                 postData(chunk);
             } else {
-                if (sendBufferFree < Math.min(sendLowWater, sendBufferSize)) {
+                if (sendBufferFree < Math.min(sendLowWater, sendBufferSize)
+                    && (!replenish() || sendBufferFree < Math.min(sendLowWater, sendBufferSize))) {
                     break;
                 }
                 chunk = Math.min(chunk, sendBufferFree);
