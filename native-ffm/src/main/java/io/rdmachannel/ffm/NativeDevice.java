@@ -20,6 +20,10 @@ import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_STATE;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_DEVICE;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_SIZE;
 import static io.rdmachannel.ffm.layout.IbvQpLayouts.GID_SIZE;
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.XRCD_INIT_ATTR_COMP_MASK;
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.XRCD_INIT_ATTR_FD;
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.XRCD_INIT_ATTR_OFLAGS;
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.XRCD_INIT_ATTR_SIZE;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -35,6 +39,7 @@ import io.rdmachannel.channel.spi.RdmaProvider;
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.ResourceCounter;
+import io.rdmachannel.channel.spi.XrcDomain;
 import io.rdmachannel.ffm.internal.CriticalPolicy;
 import io.rdmachannel.ffm.verbs.IbvCalls;
 import io.rdmachannel.ffm.verbs.IbvInline;
@@ -47,6 +52,7 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -473,6 +479,47 @@ final class NativeDevice implements RdmaDevice {
 
     ResourceCounter resourceCounter() {
         return resources;
+    }
+
+    /**
+     * XRC domains are not offered by this provider yet (the shm provider emulates them): the call reports why, with
+     * the device's own answer. A device that does not advertise {@code IBV_DEVICE_XRC} (the soft devices rxe and
+     * siw) is asked to open a private domain ({@code ibv_open_xrcd} with no file), which it refuses with its errno;
+     * a device that advertises XRC gets the domain closed again at once and the message says what is missing. The
+     * file is never touched.
+     *
+     * @throws UnsupportedOperationException always, naming the device, its capability bit and the driver's errno.
+     */
+    @Override
+    public XrcDomain openXrcDomain(Path file, boolean create) throws IOException {
+        Objects.requireNonNull(file, "file");
+        ensureOpen();
+        boolean advertised = attributes.capabilities().contains(DeviceCapability.XRC);
+        String answer;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(XRCD_INIT_ATTR_SIZE, 8);
+            attr.set(JAVA_INT, XRCD_INIT_ATTR_COMP_MASK,
+                VerbsConstants.IBV_XRCD_INIT_ATTR_FD | VerbsConstants.IBV_XRCD_INIT_ATTR_OFLAGS);
+            attr.set(JAVA_INT, XRCD_INIT_ATTR_FD, -1);
+            attr.set(JAVA_INT, XRCD_INIT_ATTR_OFLAGS, VerbsConstants.O_CREAT);
+            MemorySegment xrcd = IbvInline.openXrcd(context, attr);
+            answer = "ibv_open_xrcd opens a private domain";
+            try {
+                IbvInline.closeXrcd(context, xrcd);
+            } catch (NativeCallException e) {
+                answer += " (and ibv_close_xrcd failed: " + e.getMessage() + ")";
+            }
+        } catch (NativeCallException e) {
+            answer = e.getMessage();
+        }
+        if (!advertised) {
+            throw new UnsupportedOperationException("device " + name + " of provider native has no XRC domains: "
+                + "its device_cap_flags lack IBV_DEVICE_XRC, and " + answer + " (the soft devices rxe and siw "
+                + "implement no XRC; the shm provider emulates it)");
+        }
+        throw new UnsupportedOperationException("device " + name + " of provider native advertises XRC ("
+            + answer + "), but this provider does not bind XRC SRQs and queue pairs yet (ibv_create_srq_ex, "
+            + "ibv_create_qp_ex, ibv_open_qp): use the shm provider for XRC");
     }
 
     @Override

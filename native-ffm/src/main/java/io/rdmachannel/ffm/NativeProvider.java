@@ -26,7 +26,8 @@ import java.util.List;
  *
  * <p>Connections: the {@code rdma_cm} connection manager (librdmacm, IP addressing; AF_IB where a port has an
  * InfiniBand link layer); queue pairs can also be connected by exchanging GID and QP number out of band and calling
- * {@link io.rdmachannel.channel.spi.QueuePair#modify}. XRC queue pairs are not offered.
+ * {@link io.rdmachannel.channel.spi.QueuePair#modify}. XRC domains and queue pairs are not offered:
+ * {@code openXrcDomain} reports why, with the device's own answer to {@code ibv_open_xrcd}.
  */
 public final class NativeProvider implements RdmaProvider {
     /** The provider name. */

@@ -31,6 +31,10 @@ final class VerbsConstants {
     static final int IBV_MTU_4096 = C.value("IBV_MTU_4096", 5);
 
     static final int IBV_DEVICE_XRC = C.value("IBV_DEVICE_XRC", 1 << 20);
+    static final int IBV_XRCD_INIT_ATTR_FD = C.value("IBV_XRCD_INIT_ATTR_FD", 1);
+    static final int IBV_XRCD_INIT_ATTR_OFLAGS = C.value("IBV_XRCD_INIT_ATTR_OFLAGS", 1 << 1);
+    /** {@code O_CREAT} of {@code fcntl.h}, for {@code ibv_xrcd_init_attr.oflags}. */
+    static final int O_CREAT = C.value("O_CREAT", 0100);
     static final int IBV_TRANSPORT_IB = C.value("IBV_TRANSPORT_IB", 0);
     static final int IBV_TRANSPORT_IWARP = C.value("IBV_TRANSPORT_IWARP", 1);
     static final int IBV_LINK_LAYER_INFINIBAND = C.value("IBV_LINK_LAYER_INFINIBAND", 1);

@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.DeviceCapability;
 import io.rdmachannel.channel.spi.DeviceEvents;
 import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.MemoryRegion;
@@ -35,6 +37,8 @@ import io.rdmachannel.channel.spi.WorkRequestOpcode;
 import io.rdmachannel.ffm.internal.LibC;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -49,6 +53,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Real verbs on a real device (soft-RoCE in the guest tier): two queue pairs of one device connected by hand, GID
@@ -676,6 +681,23 @@ class NativeProviderGuestTest {
         assertFalse(waiter.isAlive());
         assertTrue(keptInterrupt.get());
         assertEquals(0, source.await(TimeUnit.MILLISECONDS.toNanos(120), t -> { }));
+    }
+
+    /**
+     * rxe and siw have no XRC: the device does not claim it, and opening a domain says why with the driver's own
+     * answer to {@code ibv_open_xrcd}, leaving the file alone.
+     */
+    @Test
+    void shouldReportXrcUnavailableWithTheDriversAnswer(@TempDir Path dir) {
+        assumeFalse(device.attributes().capabilities().contains(DeviceCapability.XRC), "the device has XRC");
+        Path file = dir.resolve("xrcd");
+        UnsupportedOperationException refused = assertThrows(UnsupportedOperationException.class,
+            () -> device.openXrcDomain(file, true));
+        String message = refused.getMessage();
+        assertTrue(message.contains(device.name()) && message.contains("IBV_DEVICE_XRC")
+            && message.contains("ibv_open_xrcd"), message);
+        assertFalse(Files.exists(file), "the file was created");
+        assertEquals(0, device.resources().xrcDomains());
     }
 
     @Test

@@ -92,6 +92,21 @@ public final class IbvResourceLayouts {
     /** {@code ibv_srq_init_attr.attr.srq_limit}. */
     public static final long SRQ_INIT_ATTR_SRQ_LIMIT = IBV_SRQ_INIT_ATTR.offset("attr.srq_limit");
 
+    /**
+     * {@code struct ibv_xrcd_init_attr}: {@code comp_mask}, then the {@code int fd} of the file that names the domain
+     * ({@code -1}: none) and the {@code int oflags} ({@code O_CREAT}, {@code O_EXCL}).
+     */
+    public static final CStruct IBV_XRCD_INIT_ATTR = CStruct.struct("struct ibv_xrcd_init_attr",
+        u32("comp_mask"), u32("fd"), u32("oflags"));
+    /** {@code sizeof(struct ibv_xrcd_init_attr)}. */
+    public static final long XRCD_INIT_ATTR_SIZE = IBV_XRCD_INIT_ATTR.size();
+    /** {@code ibv_xrcd_init_attr.comp_mask}. */
+    public static final long XRCD_INIT_ATTR_COMP_MASK = IBV_XRCD_INIT_ATTR.offset("comp_mask");
+    /** {@code ibv_xrcd_init_attr.fd}. */
+    public static final long XRCD_INIT_ATTR_FD = IBV_XRCD_INIT_ATTR.offset("fd");
+    /** {@code ibv_xrcd_init_attr.oflags}. */
+    public static final long XRCD_INIT_ATTR_OFLAGS = IBV_XRCD_INIT_ATTR.offset("oflags");
+
     private IbvResourceLayouts() {
     }
 }

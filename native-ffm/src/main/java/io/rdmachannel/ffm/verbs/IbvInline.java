@@ -1,8 +1,11 @@
 package io.rdmachannel.ffm.verbs;
 
+import static io.rdmachannel.ffm.internal.ErrorPolicy.NULL_SETS_ERRNO;
 import static io.rdmachannel.ffm.internal.ErrorPolicy.RETURNS_ERRNO;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_ABI_COMPAT;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_SIZE;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_CLOSE_XRCD;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_OPEN_XRCD;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_QUERY_PORT;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_SZ;
 import static io.rdmachannel.ffm.layout.IbvDeviceLayouts.PORT_ATTR_SIZE;
@@ -13,6 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.rdmachannel.ffm.NativeCallException;
 import io.rdmachannel.ffm.internal.Downcalls;
+import io.rdmachannel.ffm.internal.Errno;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -45,6 +49,12 @@ public final class IbvInline {
     /** {@code int (*)(ibv_context *, uint8_t, ibv_port_attr *, size_t)}: {@code verbs_context.query_port}. */
     static final MethodHandle INT_PBPL_HANDLE = Downcalls.unbound(
         FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS, JAVA_LONG));
+
+    /** {@code ibv_xrcd *(*)(ibv_context *, ibv_xrcd_init_attr *)}: {@code verbs_context.open_xrcd}, errno captured. */
+    static final MethodHandle PTR_PP_ERRNO_HANDLE = Downcalls.unbound(FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS),
+        Errno.CAPTURE);
+    /** {@code int (*)(void *)}: {@code verbs_context.close_xrcd}. */
+    static final MethodHandle INT_P_HANDLE = Downcalls.unbound(FunctionDescriptor.of(JAVA_INT, ADDRESS));
 
     /** {@code ibv_context.abi_compat} when a {@code verbs_context} is present: {@code (void *) UINTPTR_MAX}. */
     private static final long ABI_COMPAT_EXTENDED = -1L;
@@ -111,5 +121,51 @@ public final class IbvInline {
             throw Downcalls.unexpected(t);
         }
         RETURNS_ERRNO.check("ibv_query_port", result, null);
+    }
+
+    /**
+     * Port of the {@code ibv_open_xrcd} inline: the {@code verbs_context.open_xrcd} op, or {@code EOPNOTSUPP} if the
+     * context has none. A provider without XRC keeps libibverbs' default op, which fails the same way.
+     *
+     * @param context the {@code ibv_context}.
+     * @param initAttr a {@code struct ibv_xrcd_init_attr}.
+     * @return the {@code ibv_xrcd}.
+     * @throws NativeCallException if it fails.
+     */
+    public static MemorySegment openXrcd(MemorySegment context, MemorySegment initAttr) throws NativeCallException {
+        MemorySegment op = verbsContextOp(context, VCTX_OPEN_XRCD);
+        if (op.equals(MemorySegment.NULL)) {
+            throw Errno.exception("ibv_open_xrcd", Errno.EOPNOTSUPP);
+        }
+        MemorySegment state = Errno.callState();
+        MemorySegment result;
+        try {
+            result = (MemorySegment) PTR_PP_ERRNO_HANDLE.invokeExact(op, state, context, initAttr);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+        NULL_SETS_ERRNO.check("ibv_open_xrcd", result.address(), state);
+        return result;
+    }
+
+    /**
+     * Port of the {@code ibv_close_xrcd} inline: the {@code verbs_context.close_xrcd} op.
+     *
+     * @param context the {@code ibv_context} the domain was opened on.
+     * @param xrcd the {@code ibv_xrcd}.
+     * @throws NativeCallException if it fails (the domain still has XRC SRQs or target QPs: {@code EBUSY}).
+     */
+    public static void closeXrcd(MemorySegment context, MemorySegment xrcd) throws NativeCallException {
+        MemorySegment op = verbsContextOp(context, VCTX_CLOSE_XRCD);
+        if (op.equals(MemorySegment.NULL)) {
+            throw Errno.exception("ibv_close_xrcd", Errno.EOPNOTSUPP);
+        }
+        int result;
+        try {
+            result = (int) INT_P_HANDLE.invokeExact(op, xrcd);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+        RETURNS_ERRNO.check("ibv_close_xrcd", result, null);
     }
 }
