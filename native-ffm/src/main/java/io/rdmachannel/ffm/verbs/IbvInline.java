@@ -133,10 +133,7 @@ public final class IbvInline {
      * @throws NativeCallException if it fails.
      */
     public static MemorySegment openXrcd(MemorySegment context, MemorySegment initAttr) throws NativeCallException {
-        MemorySegment op = verbsContextOp(context, VCTX_OPEN_XRCD);
-        if (op.equals(MemorySegment.NULL)) {
-            throw Errno.exception("ibv_open_xrcd", Errno.EOPNOTSUPP);
-        }
+        MemorySegment op = supportedOp(context, VCTX_OPEN_XRCD, "ibv_open_xrcd");
         MemorySegment state = Errno.callState();
         MemorySegment result;
         try {
@@ -156,10 +153,7 @@ public final class IbvInline {
      * @throws NativeCallException if it fails (the domain still has XRC SRQs or target QPs: {@code EBUSY}).
      */
     public static void closeXrcd(MemorySegment context, MemorySegment xrcd) throws NativeCallException {
-        MemorySegment op = verbsContextOp(context, VCTX_CLOSE_XRCD);
-        if (op.equals(MemorySegment.NULL)) {
-            throw Errno.exception("ibv_close_xrcd", Errno.EOPNOTSUPP);
-        }
+        MemorySegment op = supportedOp(context, VCTX_CLOSE_XRCD, "ibv_close_xrcd");
         int result;
         try {
             result = (int) INT_P_HANDLE.invokeExact(op, xrcd);
@@ -167,5 +161,17 @@ public final class IbvInline {
             throw Downcalls.unexpected(t);
         }
         RETURNS_ERRNO.check("ibv_close_xrcd", result, null);
+    }
+
+    /**
+     * {@link #verbsContextOp}, failing as the inline verbs do ({@code EOPNOTSUPP}) where the context lacks the op.
+     */
+    private static MemorySegment supportedOp(MemorySegment context, long relativeOffset, String function)
+        throws NativeCallException {
+        MemorySegment op = verbsContextOp(context, relativeOffset);
+        if (op.equals(MemorySegment.NULL)) {
+            throw Errno.exception(function, Errno.EOPNOTSUPP);
+        }
+        return op;
     }
 }

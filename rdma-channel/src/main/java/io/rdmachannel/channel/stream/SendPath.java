@@ -78,9 +78,8 @@ final class SendPath {
     private int sendSequence;
     private int sendLimit;
     private int sendSlots;
-    // a write polls the send completion queue before it starts only below these: completions are reaped in batches
+    // a write polls the send completion queue before it starts only below this many slots (or half the ring)
     private int pollSlotsBelow;
-    private int pollBufferBelow;
     private int sendBufferFree;
     private int sendBufferHead;
     private int zeroCopyPending;
@@ -143,7 +142,6 @@ final class SendPath {
         sendSlots = sendQueueSize - controlWindow;
         sendBufferFree = sendBufferSize;
         pollSlotsBelow = Math.max(sendSlots / 2, slotsPerMessage);
-        pollBufferBelow = sendBufferSize / 2;
         targets.start(targetSgl, connectionData);
     }
 
@@ -204,11 +202,23 @@ final class SendPath {
         if (completionQueue == null) {
             return;
         }
-        while (completionQueue.poll(completionHandler, 32) > 0) {
-            // each completion was handled by onCompletion
-        }
+        reap();
         adoptAnnouncements();
         control.flush();
+    }
+
+    /**
+     * Poll the send completion queue until it is empty (lock held, queue attached).
+     *
+     * @return whether any completion was handled.
+     */
+    private boolean reap() {
+        boolean reaped = false;
+        while (completionQueue.poll(completionHandler, 32) > 0) {
+            // each completion was handled by onCompletion
+            reaped = true;
+        }
+        return reaped;
     }
 
     private void onCompletion(final WorkCompletion completion) {
@@ -247,12 +257,14 @@ final class SendPath {
      * was a good part of a small message's cost.
      */
     private void prepareWrite() {
-        if (sendSlots < pollSlotsBelow || sendBufferFree < pollBufferBelow || control.wantsSlots()) {
-            poll();
-        } else {
-            adoptAnnouncements();
-            control.flush();
+        if (completionQueue == null) {
+            return;
         }
+        if (sendSlots < pollSlotsBelow || sendBufferFree < sendBufferSize / 2 || control.wantsSlots()) {
+            reap();
+        }
+        adoptAnnouncements();
+        control.flush();
     }
 
     /**
@@ -264,11 +276,8 @@ final class SendPath {
         if (completionQueue == null) {
             return false;
         }
-        boolean reaped = false;
-        while (completionQueue.poll(completionHandler, 32) > 0) {
-            reaped = true;
-        }
-        return adoptAnnouncements() | reaped;
+        final boolean reaped = reap();
+        return adoptAnnouncements() || reaped;
     }
 
     /**
@@ -484,6 +493,7 @@ final class SendPath {
         // rsockets starts small so the copy into the ring overlaps the adapter's transfer of the chunk before; with
         // nothing to copy, or no adapter working alongside, whole chunks are cheaper
         int transfer = source != null || synchronousTransfer ? maxTransfer : startTransfer;
+        final int lowWater = Math.min(sendLowWater, sendBufferSize);
         while (src.hasRemaining() && (canSend() || replenish() && canSend())) {
             int chunk = Math.min(Math.min(src.remaining(), transfer), targets.remaining());
             if (chunk <= inlineSize) {
@@ -505,8 +515,7 @@ final class SendPath {
                 }
                 postData(chunk);
             } else {
-                if (sendBufferFree < Math.min(sendLowWater, sendBufferSize)
-                    && (!replenish() || sendBufferFree < Math.min(sendLowWater, sendBufferSize))) {
+                if (sendBufferFree < lowWater && (!replenish() || sendBufferFree < lowWater)) {
                     break;
                 }
                 chunk = Math.min(chunk, sendBufferFree);
