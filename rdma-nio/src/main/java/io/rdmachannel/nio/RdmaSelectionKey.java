@@ -42,6 +42,8 @@ final class RdmaSelectionKey extends AbstractSelectionKey {
     /** The selection round that last found this key ready, and what it found. Selection thread only. */
     long readyRound;
     int roundReady;
+    /** The selection round that carried this key, checked but not armed, over to the next. Selection thread only. */
+    long carriedRound;
     /**
      * The connection a direct wait of the selection armed, and the words it put in the selector's wait set (from
      * inclusive, to exclusive). Selection thread only.

@@ -78,6 +78,13 @@ final class RdmaSelector extends AbstractSelector {
      * through their relays, so a wait costs nothing per idle key.
      */
     static final int DIRECT_WAIT_KEYS = (WaitSet.CAPACITY - 1) / 2;
+    /**
+     * The most registered RDMA keys a selection busy-polls ({@code RDMA_BUSY_POLL}): a spin looks at every key
+     * with interest, again and again, and then arms each one not ready, so with more keys every selection would cost
+     * passes over every idle key (a server with thousands of mostly idle connections would spend its time there).
+     * Above it, a selection arms and waits at once, and only the keys that report are looked at.
+     */
+    static final int MAX_SPIN_KEYS = DIRECT_WAIT_KEYS;
 
     private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
     private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
@@ -282,6 +289,18 @@ final class RdmaSelector extends AbstractSelector {
         }
     }
 
+    /**
+     * The keys carried over to the next selection's check (found ready, or checked but not armed), for tests.
+     */
+    int carriedKeys() {
+        selectLock.lock();
+        try {
+            return readyLastTime.size();
+        } finally {
+            selectLock.unlock();
+        }
+    }
+
     void interestChanged(final RdmaSelectionKey key) {
         key.maybeReady();
     }
@@ -472,9 +491,10 @@ final class RdmaSelector extends AbstractSelector {
             if (action == null && !selectedKeys.contains(key)) {
                 key.readyOps(0);
             }
-            if (!roundArmed) {
+            if (!roundArmed && key.carriedRound != round) {
                 // checked but not armed (the selection meant to spin, then found another key ready): check it
-                // again next time, or nothing would report it
+                // again next time, or nothing would report it; once, although it may be a candidate twice
+                key.carriedRound = round;
                 readyLastTime.add(key);
             }
         }
@@ -483,11 +503,16 @@ final class RdmaSelector extends AbstractSelector {
     }
 
     /**
-     * The longest {@code RDMA_BUSY_POLL} among the channels with interest, or 0.
+     * The longest {@code RDMA_BUSY_POLL} among the channels with interest, or 0; 0 also when more than
+     * {@value #MAX_SPIN_KEYS} RDMA keys are registered.
      */
     private long busyPollNanos() {
+        final RdmaSelectionKey[] keys = registered;
+        if (keys.length > MAX_SPIN_KEYS) {
+            return 0;
+        }
         long longest = 0;
-        for (final RdmaSelectionKey key : registered) {
+        for (final RdmaSelectionKey key : keys) {
             if (key.isValid() && key.rawInterestOps() != 0) {
                 longest = Math.max(longest, key.rdmaChannel().busyPollNanos());
             }

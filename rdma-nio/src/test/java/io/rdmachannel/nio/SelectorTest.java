@@ -30,6 +30,7 @@ import java.nio.channels.spi.SelectorProvider;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -105,6 +106,80 @@ class SelectorTest {
             }
             return selector.selectedKeys().contains(key);
         });
+    }
+
+    /**
+     * A selector with more RDMA keys than it busy-polls does not spin over them: the idle ones are looked at and
+     * armed when registered, and not again at each selection of the one busy connection, although every channel asks
+     * for busy polling (before, each selection polled every key while it spun and armed every one afterwards, so a
+     * server with thousands of idle connections spent its time there).
+     */
+    @Test
+    void shouldLeaveIdleKeysAloneWhenTooManyToBusyPoll() throws Exception {
+        final int idle = RdmaSelector.MAX_SPIN_KEYS + 1;
+        for (int i = 0; i < idle; i++) {
+            final SocketChannel[] pair = nonBlockingPair();
+            pair[0].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 100);
+            pair[0].register(selector, OP_READ);
+        }
+        final SocketChannel[] busy = nonBlockingPair();
+        busy[0].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 100);
+        final SelectionKey busyKey = busy[0].register(selector, OP_READ);
+        final List<FakeConnection> idleConnections = List.copyOf(fixture.transport.connections.subList(0, 2 * idle));
+        assertEquals(0, selector.selectNow());
+        final int checksBefore = idleConnections.stream().mapToInt(c -> c.readyChecks.get()).sum();
+        final int armsBefore = fixture.transport.arms.get();
+        final ByteBuffer buffer = ByteBuffer.allocate(1);
+
+        for (int i = 0; i < 20; i++) {
+            busy[1].write(ByteBuffer.wrap(new byte[] {(byte) i}));
+            assertEquals(1, selector.select(10_000));
+            assertEquals(Set.of(busyKey), selector.selectedKeys());
+            selector.selectedKeys().clear();
+            buffer.clear();
+            assertEquals(1, busy[0].read(buffer));
+        }
+
+        assertEquals(checksBefore, idleConnections.stream().mapToInt(c -> c.readyChecks.get()).sum(),
+            "the selections looked at idle keys again");
+        assertTrue(fixture.transport.arms.get() - armsBefore <= 2 * 20,
+            "the selections armed more than the busy key: " + (fixture.transport.arms.get() - armsBefore));
+    }
+
+    /**
+     * A busy-polling selection that finds a key ready while it spins carries the keys it checked but did not arm over
+     * to the next selection, once each: a quiet key must not pile up in what the next selection checks (before, each
+     * such selection added it once more, so a selector's work grew with every message).
+     */
+    @Test
+    void shouldCarryAnUnarmedKeyOverOnce() throws Exception {
+        final SocketChannel[] quiet = nonBlockingPair();
+        final SocketChannel[] busy = nonBlockingPair();
+        quiet[0].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 30_000_000);
+        busy[0].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 30_000_000);
+        quiet[0].register(selector, OP_READ);
+        final SelectionKey busyKey = busy[0].register(selector, OP_READ);
+        final FakeConnection busyConnection = fixture.transport.connections.get(2);
+        final ByteBuffer buffer = ByteBuffer.allocate(1);
+
+        for (int i = 0; i < 50; i++) {
+            final byte value = (byte) i;
+            // written while the selection spins: found by its poll of every key, not by the first look
+            final FutureTask<Integer> writer = startVirtual(() -> {
+                busyConnection.awaitReadyChecks(3);
+                return busy[1].write(ByteBuffer.wrap(new byte[] {value}));
+            });
+            assertEquals(1, selector.select(10_000));
+            assertEquals(Set.of(busyKey), selector.selectedKeys());
+            assertEquals(1, writer.get(10, TimeUnit.SECONDS));
+            selector.selectedKeys().clear();
+            buffer.clear();
+            assertEquals(1, busy[0].read(buffer));
+        }
+
+        // each key at most once as found ready and once as carried
+        assertTrue(((RdmaSelector) selector).carriedKeys() <= 4,
+            "keys carried over: " + ((RdmaSelector) selector).carriedKeys());
     }
 
     @Test
