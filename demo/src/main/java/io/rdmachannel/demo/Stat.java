@@ -35,7 +35,8 @@ import javax.management.remote.JMXServiceURL;
  */
 public final class Stat {
     private static final String HEADER_FORMAT = "%-8s %-6s %-15s %-24s %-24s %12s %12s %8s %8s %6s%n";
-    private static final String DEVICE_FORMAT = "%-8s %-6s %-16s %6s %7s %4s %4s %4s %6s %4s %6s %-7s %6s %6s %6s%n";
+    private static final String DEVICE_FORMAT =
+        "%-8s %-6s %-16s %6s %7s %4s %4s %4s %6s %4s %6s %9s %-7s %6s %6s %6s%n";
 
     /**
      * One connection of one process.
@@ -71,9 +72,9 @@ public final class Stat {
                 + " address, bytes each way, writes stalled for the\npeer's credits and for send resources, error"
                 + " completions.\n\n--devices lists their RDMA devices instead: connections, registered buffers"
                 + " and the verbs\nobjects open on each (protection domains, completion queues, readiness sources,"
-                + " queue pairs,\nshared receive queues, memory regions), and what each device reported on its"
-                + " own: the state of\nport 1, how often it went down, error events, and the queue pairs those"
-                + " failed.");
+                + " queue pairs,\nshared receive queues, memory regions and their KiB), and what each device reported"
+                + " on its\nown: the state of port 1, how often it went down, error events, and the queue pairs"
+                + " those failed.");
             System.exit(args[0].equals("--help") || args[0].equals("-h") ? 0 : 2);
         }
         final List<String> problems = new ArrayList<>();
@@ -202,7 +203,7 @@ public final class Stat {
             return;
         }
         out.printf(Locale.ROOT, DEVICE_FORMAT, "PID", "PROV", "DEVICE", "CONNS", "ZC-REGS", "PD", "CQ", "RS", "QP",
-            "SRQ", "MR", "PORT", "P-DOWN", "ERRORS", "FAILED");
+            "SRQ", "MR", "MR-KIB", "PORT", "P-DOWN", "ERRORS", "FAILED");
         for (final DeviceRow row : rows) {
             final DeviceInfo device = row.device();
             final DeviceResources resources = device.resources();
@@ -210,8 +211,8 @@ public final class Stat {
             out.printf(Locale.ROOT, DEVICE_FORMAT, row.pid(), device.provider(), device.name(), device.connections(),
                 device.zeroCopyRegistrations(), resources.protectionDomains(), resources.completionQueues(),
                 resources.readinessSources(), resources.queuePairs(), resources.sharedReceiveQueues(),
-                resources.memoryRegions(), events.portState(), events.portDown(), events.errors(),
-                events.queuePairsFailed());
+                resources.memoryRegions(), resources.memoryRegionBytes() / 1024, events.portState(), events.portDown(),
+                events.errors(), events.queuePairsFailed());
         }
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmachannel.channel.ConnectionInfo;
 import io.rdmachannel.channel.DeviceInfo;
 import io.rdmachannel.channel.spi.DeviceEvents;
+import io.rdmachannel.channel.stream.StreamConfiguration;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;
@@ -66,6 +67,9 @@ class StatTest {
             final DeviceInfo device = devices.getFirst().device();
             assertEquals(2, device.connections(), device::toString);
             assertEquals(2, device.resources().queuePairs(), device::toString);
+            // each connection registers its rings: at least the default receive buffer's bytes per connection
+            assertTrue(device.resources().memoryRegionBytes() >= 2L * StreamConfiguration.defaults()
+                .receiveBufferLength(), device::toString);
             // shm devices report no async events; the record crossed JMX whole
             assertEquals(DeviceEvents.NONE, device.events(), device::toString);
             final ByteArrayOutputStream deviceTable = new ByteArrayOutputStream();

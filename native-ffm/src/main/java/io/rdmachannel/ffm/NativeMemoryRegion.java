@@ -8,7 +8,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
-import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.ffm.verbs.IbvCalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -116,7 +115,7 @@ final class NativeMemoryRegion implements MemoryRegion {
         if (arena != null) {
             arena.close();
         }
-        domain.childClosed(ResourceCounter.Kind.MEMORY_REGION);
+        domain.memoryRegionClosed(length());
     }
 
     @Override

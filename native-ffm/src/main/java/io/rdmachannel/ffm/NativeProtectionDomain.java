@@ -56,7 +56,7 @@ final class NativeProtectionDomain implements ProtectionDomain {
         AccessFlags.check(accessFlags);
         MemoryRegion region = NativeMemoryRegion.allocate(this, length, accessFlags);
         openChildren.incrementAndGet();
-        device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
+        device.resourceCounter().openedMemoryRegion(length);
         return region;
     }
 
@@ -70,7 +70,7 @@ final class NativeProtectionDomain implements ProtectionDomain {
         AccessFlags.check(accessFlags);
         MemoryRegion region = NativeMemoryRegion.register(this, segment, accessFlags);
         openChildren.incrementAndGet();
-        device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
+        device.resourceCounter().openedMemoryRegion(segment.byteSize());
         return region;
     }
 
@@ -137,6 +137,11 @@ final class NativeProtectionDomain implements ProtectionDomain {
     void childClosed(final ResourceCounter.Kind kind) {
         openChildren.decrementAndGet();
         device.resourceCounter().closed(kind);
+    }
+
+    void memoryRegionClosed(final long length) {
+        openChildren.decrementAndGet();
+        device.resourceCounter().closedMemoryRegion(length);
     }
 
     void ensureOpen() {

@@ -214,14 +214,14 @@ class NativeProviderGuestTest {
 
     @Test
     void shouldCountTheOpenObjectsByKind() {
-        assertEquals(new DeviceResources(1, 2, 1, 2, 0, 2), device.resources());
+        assertEquals(new DeviceResources(1, 2, 1, 2, 0, 2, 0, 0, 2L * SIZE), device.resources());
         memoryB.close();
         memoryB = null;
         qpB.close();
         qpB = null;
         cqB.close();
         cqB = null;
-        assertEquals(new DeviceResources(1, 1, 1, 1, 0, 1), device.resources());
+        assertEquals(new DeviceResources(1, 1, 1, 1, 0, 1, 0, 0, SIZE), device.resources());
     }
 
     @Test

@@ -3,7 +3,6 @@ package io.rdmachannel.channel.shm;
 import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
-import io.rdmachannel.channel.spi.ResourceCounter;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -117,7 +116,7 @@ final class ShmMemoryRegion implements MemoryRegion {
                 file.close();
             }
         }
-        domain.childClosed(ResourceCounter.Kind.MEMORY_REGION);
+        domain.memoryRegionClosed(length());
     }
 
     @Override

@@ -58,7 +58,7 @@ final class ShmProtectionDomain implements ProtectionDomain {
             final ShmMemoryRegion region = device.register(this, segment, file, view, accessFlags);
             device.publish(region);
             openChildren.incrementAndGet();
-            device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
+            device.resourceCounter().openedMemoryRegion(length);
             return region;
         } catch (final RuntimeException ex) {
             view.close();
@@ -80,7 +80,7 @@ final class ShmProtectionDomain implements ProtectionDomain {
         }
         final ShmMemoryRegion region = device.register(this, segment, null, null, accessFlags);
         openChildren.incrementAndGet();
-        device.resourceCounter().opened(ResourceCounter.Kind.MEMORY_REGION);
+        device.resourceCounter().openedMemoryRegion(segment.byteSize());
         return region;
     }
 
@@ -115,6 +115,11 @@ final class ShmProtectionDomain implements ProtectionDomain {
     void childClosed(final ResourceCounter.Kind kind) {
         openChildren.decrementAndGet();
         device.resourceCounter().closed(kind);
+    }
+
+    void memoryRegionClosed(final long length) {
+        openChildren.decrementAndGet();
+        device.resourceCounter().closedMemoryRegion(length);
     }
 
     void ensureOpen() {

@@ -14,12 +14,33 @@ package io.rdmachannel.channel.spi;
  * @param xrcTargetQueuePairs handles of XRC target queue pairs ({@link XrcTargetQueuePair}), created or opened; they
  *                            are not among {@code queuePairs}. XRC shared receive queues count as shared receive
  *                            queues.
+ * @param memoryRegionBytes   the bytes of the {@code memoryRegions} together: the memory the device may reach
+ *                            (registered, so pinned on a real device).
  */
 public record DeviceResources(int protectionDomains, int completionQueues, int readinessSources, int queuePairs,
-    int sharedReceiveQueues, int memoryRegions, int xrcDomains, int xrcTargetQueuePairs) {
+    int sharedReceiveQueues, int memoryRegions, int xrcDomains, int xrcTargetQueuePairs, long memoryRegionBytes) {
 
     /**
-     * Counts of a device without XRC objects open.
+     * Counts without the bytes of the memory regions.
+     *
+     * @param protectionDomains   protection domains.
+     * @param completionQueues    completion queues.
+     * @param readinessSources    readiness sources.
+     * @param queuePairs          queue pairs.
+     * @param sharedReceiveQueues shared receive queues.
+     * @param memoryRegions       memory regions.
+     * @param xrcDomains          handles of XRC domains.
+     * @param xrcTargetQueuePairs handles of XRC target queue pairs.
+     */
+    public DeviceResources(final int protectionDomains, final int completionQueues, final int readinessSources,
+        final int queuePairs, final int sharedReceiveQueues, final int memoryRegions, final int xrcDomains,
+        final int xrcTargetQueuePairs) {
+        this(protectionDomains, completionQueues, readinessSources, queuePairs, sharedReceiveQueues, memoryRegions,
+            xrcDomains, xrcTargetQueuePairs, 0);
+    }
+
+    /**
+     * Counts of a device without XRC objects open, without the bytes of the memory regions.
      *
      * @param protectionDomains   protection domains.
      * @param completionQueues    completion queues.
@@ -31,6 +52,6 @@ public record DeviceResources(int protectionDomains, int completionQueues, int r
     public DeviceResources(final int protectionDomains, final int completionQueues, final int readinessSources,
         final int queuePairs, final int sharedReceiveQueues, final int memoryRegions) {
         this(protectionDomains, completionQueues, readinessSources, queuePairs, sharedReceiveQueues, memoryRegions,
-            0, 0);
+            0, 0, 0);
     }
 }

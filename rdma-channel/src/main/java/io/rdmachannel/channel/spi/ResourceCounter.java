@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.spi;
 
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The open objects of one device, by kind, for providers: an object counts from its creation to its close. Counting
@@ -30,6 +31,7 @@ public final class ResourceCounter {
     }
 
     private final AtomicIntegerArray open = new AtomicIntegerArray(Kind.values().length);
+    private final AtomicLong memoryRegionBytes = new AtomicLong();
 
     /**
      * A counter with nothing open.
@@ -45,6 +47,26 @@ public final class ResourceCounter {
      */
     public void opened(final Kind kind) {
         open.incrementAndGet(kind.ordinal());
+    }
+
+    /**
+     * Count a memory region that was allocated or registered: one more {@link Kind#MEMORY_REGION}, and its bytes.
+     *
+     * @param length the region's length in bytes.
+     */
+    public void openedMemoryRegion(final long length) {
+        opened(Kind.MEMORY_REGION);
+        memoryRegionBytes.addAndGet(length);
+    }
+
+    /**
+     * Stop counting a memory region that was closed.
+     *
+     * @param length the region's length in bytes, as given to {@link #openedMemoryRegion(long)}.
+     */
+    public void closedMemoryRegion(final long length) {
+        closed(Kind.MEMORY_REGION);
+        memoryRegionBytes.addAndGet(-length);
     }
 
     /**
@@ -64,7 +86,8 @@ public final class ResourceCounter {
     public DeviceResources snapshot() {
         return new DeviceResources(count(Kind.PROTECTION_DOMAIN), count(Kind.COMPLETION_QUEUE),
             count(Kind.READINESS_SOURCE), count(Kind.QUEUE_PAIR), count(Kind.SHARED_RECEIVE_QUEUE),
-            count(Kind.MEMORY_REGION), count(Kind.XRC_DOMAIN), count(Kind.XRC_TARGET_QUEUE_PAIR));
+            count(Kind.MEMORY_REGION), count(Kind.XRC_DOMAIN), count(Kind.XRC_TARGET_QUEUE_PAIR),
+            memoryRegionBytes.get());
     }
 
     private int count(final Kind kind) {

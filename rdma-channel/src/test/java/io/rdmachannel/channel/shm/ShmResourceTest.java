@@ -47,10 +47,11 @@ class ShmResourceTest {
             .receiveCompletionQueue(cq));
         final MemoryRegion allocated = pd.allocate(64, AccessFlags.LOCAL_WRITE);
         final Arena arena = fixture.own(Arena.ofShared());
-        final MemoryRegion registered = pd.register(arena.allocate(64), 0);
-        assertEquals(new DeviceResources(1, 1, 1, 1, 1, 2), device.resources());
+        final MemoryRegion registered = pd.register(arena.allocate(200), 0);
+        assertEquals(new DeviceResources(1, 1, 1, 1, 1, 2, 0, 0, 264), device.resources());
         registered.close();
         registered.close();
+        assertEquals(new DeviceResources(1, 1, 1, 1, 1, 1, 0, 0, 64), device.resources());
         allocated.close();
         assertEquals(new DeviceResources(1, 1, 1, 1, 1, 0), device.resources());
         qp.close();
