@@ -116,7 +116,7 @@ final class ShmMemoryRegion implements MemoryRegion {
                 file.close();
             }
         }
-        domain.memoryRegionClosed(length());
+        domain.memoryRegionClosed(file == null ? 0 : length());
     }
 
     @Override

@@ -80,7 +80,8 @@ final class ShmProtectionDomain implements ProtectionDomain {
         }
         final ShmMemoryRegion region = device.register(this, segment, null, null, accessFlags);
         openChildren.incrementAndGet();
-        device.resourceCounter().openedMemoryRegion(segment.byteSize());
+        // process memory registered for local access: nothing is held for it (a stream registers all of it at once)
+        device.resourceCounter().openedMemoryRegion(0);
         return region;
     }
 

@@ -14,8 +14,10 @@ package io.rdmachannel.channel.spi;
  * @param xrcTargetQueuePairs handles of XRC target queue pairs ({@link XrcTargetQueuePair}), created or opened; they
  *                            are not among {@code queuePairs}. XRC shared receive queues count as shared receive
  *                            queues.
- * @param memoryRegionBytes   the bytes of the {@code memoryRegions} together: the memory the device may reach
- *                            (registered, so pinned on a real device).
+ * @param memoryRegionBytes   the bytes the device holds for the {@code memoryRegions}: on a real device the
+ *                            memory registered (pinned for the adapter), on the shm provider the shared files of
+ *                            allocated regions (a registration of process memory, local access only, holds
+ *                            nothing there).
  */
 public record DeviceResources(int protectionDomains, int completionQueues, int readinessSources, int queuePairs,
     int sharedReceiveQueues, int memoryRegions, int xrcDomains, int xrcTargetQueuePairs, long memoryRegionBytes) {

@@ -50,9 +50,10 @@ public final class ResourceCounter {
     }
 
     /**
-     * Count a memory region that was allocated or registered: one more {@link Kind#MEMORY_REGION}, and its bytes.
+     * Count a memory region that was allocated or registered: one more {@link Kind#MEMORY_REGION}, and the bytes the
+     * device holds for it ({@link DeviceResources#memoryRegionBytes()}).
      *
-     * @param length the region's length in bytes.
+     * @param length the bytes held for the region.
      */
     public void openedMemoryRegion(final long length) {
         opened(Kind.MEMORY_REGION);
@@ -62,7 +63,7 @@ public final class ResourceCounter {
     /**
      * Stop counting a memory region that was closed.
      *
-     * @param length the region's length in bytes, as given to {@link #openedMemoryRegion(long)}.
+     * @param length the bytes given to {@link #openedMemoryRegion(long)} for it.
      */
     public void closedMemoryRegion(final long length) {
         closed(Kind.MEMORY_REGION);
