@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.shm;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -12,6 +13,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A file mapped into memory: created by its owner (mode 0600) or opened by a peer. Closing unmaps; only the owner
@@ -21,6 +23,18 @@ import java.util.Map;
 final class SharedFile implements AutoCloseable {
     static final long PAGE_SIZE = 4096;
     static final String POOLED_PREFIX = "f-";
+    private static final Path MAX_MAP_COUNT_FILE = Path.of("/proc/sys/vm/max_map_count");
+    /** The kernel's limit of memory mappings per process, or {@link Integer#MAX_VALUE} where it cannot be read. */
+    static final int MAX_MAP_COUNT = readMaxMapCount();
+    /**
+     * The most shm files this process keeps mapped: {@link #MAX_MAP_COUNT} less room for what the JVM maps itself
+     * (libraries, heap, thread stacks). Past it a mapping fails with an {@link IOException} that names the limit,
+     * rather than the JVM failing a mapping of its own later (a crash). Tests lower it.
+     */
+    static volatile int mappingBudget = MAX_MAP_COUNT == Integer.MAX_VALUE ? Integer.MAX_VALUE
+        : MAX_MAP_COUNT - Math.max(8192, MAX_MAP_COUNT / 8);
+    /** Every shm file this process has mapped and not closed. */
+    private static final AtomicInteger MAPPED = new AtomicInteger();
 
     private Path path;
     private final Arena arena;
@@ -74,6 +88,16 @@ final class SharedFile implements AutoCloseable {
 
     private static SharedFile create(final Path path, final long length, final int id) throws IOException {
         final long size = alignToPage(Math.max(length, 1));
+        reserveMapping(path);
+        try {
+            return createMapped(path, size, id);
+        } catch (final IOException | RuntimeException ex) {
+            MAPPED.decrementAndGet();
+            throw ex;
+        }
+    }
+
+    private static SharedFile createMapped(final Path path, final long size, final int id) throws IOException {
         Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         final Arena arena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -103,6 +127,7 @@ final class SharedFile implements AutoCloseable {
             throw new IOException("shm peer file " + path + " is not a regular file with a single name (link count "
                 + attributes.get("nlink") + "): refused");
         }
+        reserveMapping(path);
         final Arena arena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
             LinkOption.NOFOLLOW_LINKS)) {
@@ -110,7 +135,41 @@ final class SharedFile implements AutoCloseable {
                 false, pooledId(path.getFileName().toString()));
         } catch (final IOException | RuntimeException ex) {
             arena.close();
+            MAPPED.decrementAndGet();
             throw ex;
+        }
+    }
+
+    /**
+     * Count one more mapping, or refuse it past {@link #mappingBudget}.
+     */
+    private static void reserveMapping(final Path path) throws IOException {
+        final int budget = mappingBudget;
+        if (MAPPED.incrementAndGet() > budget) {
+            final int mapped = MAPPED.decrementAndGet();
+            throw new IOException("cannot map " + path + ": this process has " + mapped + " shm files mapped, the "
+                + "most the kernel's vm.max_map_count of " + MAX_MAP_COUNT + " leaves room for next to the JVM's own "
+                + "mappings (each shm connection maps about 8 files in each of its processes); raise it (for example "
+                + "sysctl -w vm.max_map_count=262144) or spread the connections over more processes");
+        }
+    }
+
+    /**
+     * The shm files this process has mapped now.
+     */
+    static int mappedFiles() {
+        return MAPPED.get();
+    }
+
+    private static int readMaxMapCount() {
+        try {
+            // a line at a time: procfs files report a size of 0, which whole-file reads may trust
+            try (BufferedReader reader = Files.newBufferedReader(MAX_MAP_COUNT_FILE)) {
+                final String line = reader.readLine();
+                return line == null ? Integer.MAX_VALUE : Integer.parseInt(line.trim());
+            }
+        } catch (final IOException | RuntimeException ex) {
+            return Integer.MAX_VALUE;
         }
     }
 
@@ -162,6 +221,7 @@ final class SharedFile implements AutoCloseable {
     @Override
     public void close() {
         arena.close();
+        MAPPED.decrementAndGet();
         if (owner) {
             try {
                 Files.deleteIfExists(path);

@@ -39,7 +39,7 @@ public final class ShmConfiguration {
     /** Most memory regions one device may have registered at once. */
     public static final String MAX_MEMORY_REGIONS_PROP_NAME = "rdmachannel.shm.maxMemoryRegions";
     /** Default for {@link #MAX_MEMORY_REGIONS_PROP_NAME}. */
-    public static final int MAX_MEMORY_REGIONS_DEFAULT = 4096;
+    public static final int MAX_MEMORY_REGIONS_DEFAULT = 1 << 16;
 
     /**
      * RNR NAK delay in microseconds used instead of the responder's {@code minRnrTimer}; 0 uses the queue pair's
