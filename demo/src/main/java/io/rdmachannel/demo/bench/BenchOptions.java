@@ -167,7 +167,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
         }
     }
 
-    private static String provider(final String value) {
+    static String provider(final String value) {
         if (!PROVIDERS.contains(value)) {
             throw new IllegalArgumentException("--provider takes shm or native, not '" + value + "'");
         }
@@ -177,7 +177,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
     /**
      * An IP address literal (no name lookup), IPv6 with or without brackets.
      */
-    private static InetAddress address(final String value) {
+    static InetAddress address(final String value) {
         final boolean bracketed = value.length() > 2 && value.startsWith("[") && value.endsWith("]");
         try {
             return InetAddress.ofLiteral(bracketed ? value.substring(1, value.length() - 1) : value);
@@ -196,7 +196,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
     /**
      * A comma-separated list without empty entries or repeats, each parsed by {@code element}.
      */
-    private static <T> List<T> list(final String name, final String value, final Function<String, T> element) {
+    static <T> List<T> list(final String name, final String value, final Function<String, T> element) {
         final List<T> list = new ArrayList<>();
         for (final String word : value.split(",", -1)) {
             if (word.isBlank()) {

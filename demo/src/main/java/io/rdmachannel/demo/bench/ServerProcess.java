@@ -40,6 +40,21 @@ final class ServerProcess implements AutoCloseable {
      * @throws IOException when it exits or says something unexpected before it is ready.
      */
     static ServerProcess start(final List<Transport> transports, final InetAddress address) throws IOException {
+        final List<String> arguments = new ArrayList<>();
+        arguments.add(String.join(",", transports.stream().map(Transport::label).toList()));
+        if (address != null) {
+            arguments.add(address.getHostAddress());
+        }
+        return start(BenchServer.class, arguments);
+    }
+
+    /**
+     * Start {@code main} with {@code arguments}: a server that prints {@code listen TRANSPORT ADDRESS} per transport
+     * and then its ready line on stdout, as {@link BenchServer} does, and stops when its stdin ends.
+     *
+     * @throws IOException when it exits or says something unexpected before it is ready.
+     */
+    static ServerProcess start(final Class<?> main, final List<String> arguments) throws IOException {
         final List<String> command = new ArrayList<>();
         final String java = System.getenv("RDMACHANNEL_JAVA");
         command.add(java != null && !java.isBlank() ? java : Path.of(System.getProperty("java.home"), "bin", "java")
@@ -52,11 +67,8 @@ final class ServerProcess implements AutoCloseable {
                 command.add("-D" + name + "=" + System.getProperty(name));
             }
         }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchServer.class.getName(),
-            String.join(",", transports.stream().map(Transport::label).toList())));
-        if (address != null) {
-            command.add(address.getHostAddress());
-        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(arguments);
         final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             final BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),

@@ -1,0 +1,325 @@
+package io.rdmachannel.demo.bench;
+
+import io.rdmachannel.channel.DeviceInfo;
+import io.rdmachannel.channel.RdmaTransportMXBean;
+import io.rdmachannel.channel.spi.DeviceResources;
+import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.channel.stream.StreamConfiguration;
+import io.rdmachannel.demo.Stat;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import javax.management.JMException;
+import javax.management.JMX;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+/**
+ * {@code ./rdmachannel scale}: what an idle RDMA connection costs. For each count N, a {@link ScaleServer} in a second
+ * JVM accepts N connections that this JVM opens one after the other (connect, a one-byte echo), then both sides are
+ * measured with the connections idle: the verbs objects and registered bytes of their devices, the resident memory,
+ * descriptors and threads of the process, and the shared-memory files of the host. Each figure is the change from
+ * the first tenth of the connections to all N, divided by the connections in between: the cost of one more
+ * connection, without what a process pays once (its device, its threads, the JIT's work). Then every connection is
+ * closed and the server's devices must come back to no connection.
+ */
+public final class ScaleMain {
+    static final String USAGE = """
+        usage: ./rdmachannel scale [options]
+
+        Opens N idle RDMA connections from this JVM to a server in a second JVM (one selector thread accepts
+        them and echoes one byte on each), then reports per connection, on each side: queue pairs, completion
+        queues, shared receive queues and memory regions (with their KiB) of the devices, resident memory
+        (KiB), memory mappings (the kernel allows vm.max_map_count per process), file descriptors and
+        threads; the host's /dev/shm
+        KiB (both sides together); connects per second (connect and a one-byte echo, one at a time); and
+        closes per second. Each figure is the change from the first tenth of the connections to all N,
+        divided by the connections in between: what one more idle connection costs.
+
+        options:
+          --connections LIST  connection counts, at least 10 each, each measured with a server of its own
+                              (default 1000,10000)
+          --provider NAME     RDMA provider: shm or native (default: rdmachannel.provider, else native if usable)
+          --address IP        the server listens on IP instead of the loopback (the native provider needs an
+                              address of the RDMA device's interface)
+          --timeout SECONDS   give up on one count after this long, 1 to 86400 (default 900)
+          --help              show this text
+
+        Exit status: 0 when every count was measured and every connection closed cleanly, 1 otherwise, 2 on bad
+        arguments.
+        """;
+    private static final Path DEV_SHM = Path.of("/dev/shm");
+    /** The fewest connections measured: the first tenth is the baseline. */
+    private static final int MIN_CONNECTIONS = 10;
+    /** The longest wait for the server's devices to report the connections the client made or closed. */
+    private static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    private ScaleMain() {
+    }
+
+    /**
+     * Measure; exit status as {@link #USAGE} says.
+     *
+     * @param args the options, see {@code --help}.
+     */
+    public static void main(final String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(final String[] args, final PrintStream out, final PrintStream err) {
+        List<Integer> counts = List.of(1000, 10000);
+        String provider = null;
+        InetAddress address = null;
+        long timeoutSeconds = 900;
+        try {
+            for (int i = 0; i < args.length; i++) {
+                final String arg = args[i];
+                if (arg.equals("--help") || arg.equals("-h")) {
+                    out.print(USAGE);
+                    return 0;
+                }
+                if (i + 1 == args.length) {
+                    throw new IllegalArgumentException(arg + " needs a value");
+                }
+                final String value = args[++i];
+                switch (arg) {
+                    case "--connections" -> counts = BenchOptions.list(arg, value,
+                        word -> (int) BenchOptions.number(arg, word, MIN_CONNECTIONS, 1_000_000, false));
+                    case "--provider" -> provider = BenchOptions.provider(value);
+                    case "--address" -> address = BenchOptions.address(value);
+                    case "--timeout" -> timeoutSeconds = BenchOptions.number(arg, value, 1, 86_400, false);
+                    default -> throw new IllegalArgumentException("unknown option " + arg);
+                }
+            }
+        } catch (final IllegalArgumentException ex) {
+            err.println("rdmachannel scale: " + ex.getMessage() + " (try --help)");
+            return 2;
+        }
+        if (provider != null) {
+            System.setProperty(RdmaProviders.PROVIDER_PROP_NAME, provider);
+        }
+        final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
+        final int postedReceives = stream.receiveQueueSize() + stream.controlWindow();
+        out.printf(Locale.ROOT, "provider %s; each connection: %d KiB send ring, %d KiB receive ring, %d receives "
+            + "posted (%d credits and %d for control messages)%n", RdmaProviders.defaultProvider().name(),
+            stream.sendBufferLength() / 1024, stream.receiveBufferLength() / 1024, postedReceives,
+            stream.receiveQueueSize(), stream.controlWindow());
+        out.printf(Locale.ROOT, "%11s %-6s %6s %6s %6s %6s %8s %8s %6s %6s %7s %8s %10s %9s%n", "connections",
+            "side", "QP", "CQ", "SRQ", "MR", "MR KiB", "RSS KiB", "maps", "fds", "threads", "shm KiB", "connects/s",
+            "closes/s");
+        boolean clean = true;
+        for (final int count : counts) {
+            try {
+                clean &= measure(count, address, timeoutSeconds, out, err);
+            } catch (final IOException | RuntimeException ex) {
+                err.println("rdmachannel scale: " + count + " connections failed: " + ex);
+                ex.printStackTrace(err);
+                clean = false;
+            }
+        }
+        return clean ? 0 : 1;
+    }
+
+    private static boolean measure(final int count, final InetAddress address, final long timeoutSeconds,
+        final PrintStream out, final PrintStream err) throws IOException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        try (ServerProcess server = ServerProcess.start(ScaleServer.class,
+            address == null ? List.of() : List.of(address.getHostAddress()))) {
+            final String target = server.address(Transport.RDMA);
+            final int first = count / 10;
+            final List<SocketChannel> channels = new ArrayList<>(count);
+            final ByteBuffer echo = ByteBuffer.allocateDirect(1);
+            boolean clean = true;
+            try {
+                Usage serverBefore = null;
+                Usage clientBefore = null;
+                long shmBefore = 0;
+                long measured = 0;
+                for (int i = 0; i < count; i++) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IOException("timed out after " + i + " of " + count + " connections");
+                    }
+                    final long connectStart = System.nanoTime();
+                    final SocketChannel channel = Transport.RDMA.connect(target);
+                    channels.add(channel);
+                    echo.clear().put((byte) i).flip();
+                    channel.write(echo);
+                    echo.clear();
+                    if (channel.read(echo) != 1 || echo.get(0) != (byte) i) {
+                        throw new IOException("connection " + i + " did not echo its byte: " + channel);
+                    }
+                    measured += System.nanoTime() - connectStart;
+                    if (i + 1 == first) {
+                        serverBefore = awaitConnections(server.pid(), first, deadline);
+                        clientBefore = Usage.of(ProcessHandle.current().pid(), localDevices());
+                        shmBefore = sharedMemoryUsed();
+                    }
+                    if (count >= 10 && (i + 1) % (count / 10) == 0) {
+                        err.printf(Locale.ROOT, "scale: %d of %d connections%n", i + 1, count);
+                    }
+                }
+                final double connectSeconds = measured / 1e9;
+                final Usage serverAfter = awaitConnections(server.pid(), count, deadline);
+                final Usage clientAfter = Usage.of(ProcessHandle.current().pid(), localDevices());
+                final long shmAfter = sharedMemoryUsed();
+                final long closeStart = System.nanoTime();
+                closeAll(channels);
+                final double closeSeconds = (System.nanoTime() - closeStart) / 1e9;
+                final double connects = count / connectSeconds;
+                final double closes = count / closeSeconds;
+                final int added = count - first;
+                final double shmKib = (shmAfter - shmBefore) / 1024.0 / added;
+                print(out, count, added, "client", clientBefore, clientAfter, shmKib, connects, closes);
+                print(out, count, added, "server", serverBefore, serverAfter, shmKib, connects, closes);
+                final Usage serverClosed = awaitConnections(server.pid(), 0, deadline);
+                if (serverClosed.connections() != 0) {
+                    err.println("rdmachannel scale: the server still has " + serverClosed.connections()
+                        + " connections after the client closed all " + count);
+                    clean = false;
+                }
+            } finally {
+                closeAll(channels);
+            }
+            return clean;
+        }
+    }
+
+    private static void print(final PrintStream out, final int count, final int added, final String side,
+        final Usage before, final Usage after, final double shmKib, final double connects, final double closes) {
+        final double n = added;
+        out.printf(Locale.ROOT, "%11d %-6s %6.2f %6.2f %6.2f %6.2f %8.1f %8.1f %6.2f %6.2f %7.3f %8.1f %10.0f %9.0f%n",
+            count, side, (after.queuePairs() - before.queuePairs()) / n,
+            (after.completionQueues() - before.completionQueues()) / n,
+            (after.sharedReceiveQueues() - before.sharedReceiveQueues()) / n,
+            (after.memoryRegions() - before.memoryRegions()) / n,
+            (after.memoryRegionBytes() - before.memoryRegionBytes()) / 1024.0 / n,
+            (after.rssKib() - before.rssKib()) / n, (after.maps() - before.maps()) / n,
+            (after.fds() - before.fds()) / n,
+            (after.threads() - before.threads()) / n, shmKib, connects, closes);
+        out.flush();
+    }
+
+    private static void closeAll(final List<SocketChannel> channels) {
+        for (final SocketChannel channel : channels) {
+            try {
+                channel.close();
+            } catch (final IOException ex) {
+                System.err.println("scale: closing " + channel + " failed: " + ex);
+            }
+        }
+        channels.clear();
+    }
+
+    /**
+     * The server's usage once its devices report {@code connections} connections (accepts finish on its side after
+     * the client's connect returned; closes after the client's close), or as it is after 30 s.
+     */
+    private static Usage awaitConnections(final long pid, final int connections, final long deadline) {
+        final long settle = Math.min(deadline - System.nanoTime(), SETTLE_NANOS);
+        final long end = System.nanoTime() + Math.max(settle, 0);
+        while (true) {
+            final Usage usage = Usage.of(pid, serverDevices(pid));
+            if (usage.connections() == connections || System.nanoTime() - end >= 0) {
+                return usage;
+            }
+            sleep(100);
+        }
+    }
+
+    /**
+     * The server's devices, read through its management agent.
+     */
+    private static List<DeviceInfo> serverDevices(final long pid) {
+        return Stat.collectDevices(new ArrayList<>()).stream().filter(row -> row.pid() == pid)
+            .map(Stat.DeviceRow::device).toList();
+    }
+
+    /**
+     * This JVM's devices, from its own stream transports' management views.
+     */
+    private static List<DeviceInfo> localDevices() {
+        final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        final List<DeviceInfo> devices = new ArrayList<>();
+        try {
+            for (final ObjectName name : server.queryNames(new ObjectName(RdmaTransportMXBean.DOMAIN
+                + ":type=Transport,*"), null)) {
+                devices.addAll(List.of(JMX.newMXBeanProxy(server, name, RdmaTransportMXBean.class).getDevices()));
+            }
+        } catch (final JMException ex) {
+            throw new IllegalStateException(ex);
+        }
+        return devices;
+    }
+
+    private static long sharedMemoryUsed() throws IOException {
+        if (!Files.isDirectory(DEV_SHM)) {
+            return 0;
+        }
+        final FileStore store = Files.getFileStore(DEV_SHM);
+        return store.getTotalSpace() - store.getUnallocatedSpace();
+    }
+
+    private static void sleep(final long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", ex);
+        }
+    }
+
+    /**
+     * One process at one moment: its devices' connections and verbs objects, and what the kernel reports of it.
+     */
+    record Usage(int connections, int queuePairs, int completionQueues, int sharedReceiveQueues, int memoryRegions,
+        long memoryRegionBytes, long rssKib, long maps, long fds, long threads) {
+
+        static Usage of(final long pid, final List<DeviceInfo> devices) {
+            int connections = 0;
+            int queuePairs = 0;
+            int completionQueues = 0;
+            int sharedReceiveQueues = 0;
+            int memoryRegions = 0;
+            long memoryRegionBytes = 0;
+            for (final DeviceInfo device : devices) {
+                final DeviceResources resources = device.resources();
+                connections += device.connections();
+                queuePairs += resources.queuePairs();
+                completionQueues += resources.completionQueues();
+                sharedReceiveQueues += resources.sharedReceiveQueues();
+                memoryRegions += resources.memoryRegions();
+                memoryRegionBytes += resources.memoryRegionBytes();
+            }
+            final Path proc = Path.of("/proc", Long.toString(pid));
+            try (Stream<Path> fds = Files.list(proc.resolve("fd"));
+                Stream<String> maps = Files.lines(proc.resolve("maps"))) {
+                return new Usage(connections, queuePairs, completionQueues, sharedReceiveQueues, memoryRegions,
+                    memoryRegionBytes, status(proc, "VmRSS:"), maps.count(), fds.count(), status(proc, "Threads:"));
+            } catch (final IOException ex) {
+                throw new IllegalStateException("cannot read " + proc + ": " + ex, ex);
+            }
+        }
+
+        private static long status(final Path proc, final String field) throws IOException {
+            for (final String line : Files.readAllLines(proc.resolve("status"))) {
+                if (line.startsWith(field)) {
+                    return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]);
+                }
+            }
+            throw new IOException(proc + "/status has no " + field);
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package io.rdmachannel.demo.bench;
+
+import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.nio.RdmaServerSocketChannel;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Iterator;
+
+/**
+ * The server of {@code ./rdmachannel scale}, in the second JVM: one RDMA listener and one selector thread that
+ * accepts every connection, echoes what each sends and keeps it open until the client closes it. It prints
+ * {@code listen rdma ADDRESS} and its ready line on stdout as {@link BenchServer} does, and exits when its stdin
+ * ends.
+ */
+final class ScaleServer {
+    /** The listener's backlog: connection requests wait while the selector thread echoes. */
+    private static final int BACKLOG = 4096;
+
+    private ScaleServer() {
+    }
+
+    /**
+     * Serve until stdin ends.
+     *
+     * @param args optionally the IP address to listen on (the loopback by default).
+     */
+    static void main(final String[] args) throws IOException {
+        if (args.length > 1) {
+            System.err.println("usage: ScaleServer [ADDRESS] (started by ScaleMain)");
+            System.exit(2);
+        }
+        final InetAddress address = args.length == 1 ? InetAddress.ofLiteral(args[0])
+            : InetAddress.getLoopbackAddress();
+        final PrintStream out = System.out;
+        try (ServerSocketChannel listener = RdmaServerSocketChannel.open()) {
+            final Selector selector = listener.provider().openSelector();
+            try {
+                listener.bind(new InetSocketAddress(address, 0), BACKLOG);
+                listener.configureBlocking(false);
+                listener.register(selector, SelectionKey.OP_ACCEPT);
+                Thread.ofPlatform().daemon().name("scale-select").start(() -> serve(selector));
+                out.println(BenchServer.LISTEN + " " + Transport.RDMA.label() + " "
+                    + Transport.format(listener.getLocalAddress()));
+                out.println(BenchServer.READY + " pid " + ProcessHandle.current().pid() + " provider "
+                    + RdmaProviders.defaultProvider().name());
+                out.flush();
+                while (System.in.read() >= 0) {
+                    // the client writes nothing; the end of stdin is the signal to stop
+                }
+            } finally {
+                // ends the selector thread's select with a ClosedSelectorException
+                selector.close();
+            }
+        }
+        System.exit(0);
+    }
+
+    private static void serve(final Selector selector) {
+        final ByteBuffer buffer = ByteBuffer.allocateDirect(4096);
+        try {
+            while (selector.isOpen()) {
+                selector.select();
+                final Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
+                while (keys.hasNext()) {
+                    final SelectionKey key = keys.next();
+                    keys.remove();
+                    if (key.isValid() && key.isAcceptable()) {
+                        acceptAll((ServerSocketChannel) key.channel(), selector);
+                    } else if (key.isValid() && key.isReadable()) {
+                        echo((SocketChannel) key.channel(), buffer);
+                    }
+                }
+            }
+        } catch (final ClosedSelectorException ex) {
+            // stdin ended
+        } catch (final IOException | RuntimeException ex) {
+            System.err.println("scale server: the selector failed: " + ex);
+            ex.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private static void acceptAll(final ServerSocketChannel listener, final Selector selector) throws IOException {
+        SocketChannel channel;
+        while ((channel = listener.accept()) != null) {
+            channel.configureBlocking(false);
+            channel.register(selector, SelectionKey.OP_READ);
+        }
+    }
+
+    /**
+     * Echo what arrived; the client sends a byte and waits for it, so the write never meets a full ring. A
+     * connection whose write falls short, or that fails, is closed and reported.
+     */
+    private static void echo(final SocketChannel channel, final ByteBuffer buffer) {
+        try {
+            buffer.clear();
+            final int read = channel.read(buffer);
+            if (read < 0) {
+                channel.close();
+                return;
+            }
+            buffer.flip();
+            channel.write(buffer);
+            if (buffer.hasRemaining()) {
+                throw new IOException("the echo of " + read + " bytes was written short: " + buffer.remaining()
+                    + " left");
+            }
+        } catch (final IOException ex) {
+            System.err.println("scale server: " + channel + ": " + ex);
+            try {
+                channel.close();
+            } catch (final IOException closing) {
+                ex.addSuppressed(closing);
+            }
+        }
+    }
+}

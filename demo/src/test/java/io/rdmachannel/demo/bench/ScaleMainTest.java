@@ -1,0 +1,76 @@
+package io.rdmachannel.demo.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.channel.stream.StreamConfiguration;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code ./rdmachannel scale} against a server JVM on the shm provider: every idle connection costs each side one
+ * queue pair, two completion queues and three memory regions (the send ring with its stages, the receive ring, the
+ * target SGL), read from the devices' own counts, one descriptor, and every connection closes cleanly.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ScaleMainTest {
+    private final String provider = System.getProperty(RdmaProviders.PROVIDER_PROP_NAME);
+
+    @AfterEach
+    void restoreProvider() {
+        if (provider == null) {
+            System.clearProperty(RdmaProviders.PROVIDER_PROP_NAME);
+        } else {
+            System.setProperty(RdmaProviders.PROVIDER_PROP_NAME, provider);
+        }
+    }
+
+    @Test
+    void shouldReportWhatEachIdleConnectionCostsOnEachSide() {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+        final int status = ScaleMain.run(new String[] {"--provider", "shm", "--connections", "40"},
+            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        final String text = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, status, () -> text + err.toString(StandardCharsets.UTF_8));
+        final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
+        final double ringsKib = (stream.sendBufferLength() + stream.receiveBufferLength()) / 1024.0;
+        for (final String side : List.of("client", "server")) {
+            final List<String> row = text.lines().map(String::trim).filter(line -> line.startsWith("40 " + side))
+                .findFirst().map(line -> Arrays.asList(line.split("\\s+"))).orElseThrow(() -> new AssertionError(
+                    "no row for the " + side + ": " + text));
+            assertEquals(List.of("1.00", "2.00", "0.00", "3.00"), row.subList(2, 6), () -> side + ": " + row);
+            // on shm what a device holds for regions is their shared files: the receive ring at least (a peer
+            // writes it), not the send ring (process memory registered for local access)
+            final double regionKib = Double.parseDouble(row.get(6));
+            assertTrue(regionKib >= stream.receiveBufferLength() / 1024.0 && regionKib < ringsKib + 64,
+                () -> side + " MR KiB: " + row);
+            assertEquals("1.00", row.get(9), () -> side + " fds: " + row);
+        }
+    }
+
+    @Test
+    void shouldRefuseBadArguments() {
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
+        final PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+
+        assertEquals(2, ScaleMain.run(new String[] {"--connections", "5"}, out, errors));
+        assertEquals(2, ScaleMain.run(new String[] {"--connections"}, out, errors));
+        assertEquals(2, ScaleMain.run(new String[] {"--frobnicate", "1"}, out, errors));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--connections must be between 10"),
+            () -> err.toString(StandardCharsets.UTF_8));
+    }
+}
