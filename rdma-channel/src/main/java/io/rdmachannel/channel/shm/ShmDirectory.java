@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.shm;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -37,6 +38,8 @@ final class ShmDirectory {
      */
     private static final Pattern DEVICE_FOLDER_NAME = Pattern.compile("[0-9a-f]{32}");
     private static final Set<Path> LOCKED_HERE = ConcurrentHashMap.newKeySet();
+    /** Walks of a folder whose entries vanish meanwhile, before its deletion gives up. */
+    private static final int DELETE_ATTEMPTS = 3;
 
     private ShmDirectory() {
     }
@@ -206,12 +209,20 @@ final class ShmDirectory {
     }
 
     static void deleteRecursively(final Path folder) throws IOException {
-        if (!Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(folder)) {
-            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
+        for (int attempt = 1;; attempt++) {
+            if (!Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            try (Stream<Path> paths = Files.walk(folder)) {
+                for (final Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(path);
+                }
+                return;
+            } catch (final UncheckedIOException ex) {
+                // an entry vanished while the folder was walked (its process deletes files as it closes): again
+                if (!(ex.getCause() instanceof NoSuchFileException) || attempt == DELETE_ATTEMPTS) {
+                    throw ex.getCause();
+                }
             }
         }
     }
