@@ -147,10 +147,9 @@ final class SharedFile implements AutoCloseable {
         final int budget = mappingBudget;
         if (MAPPED.incrementAndGet() > budget) {
             final int mapped = MAPPED.decrementAndGet();
-            throw new IOException("cannot map " + path + ": this process has " + mapped + " shm files mapped, the "
-                + "most the kernel's vm.max_map_count of " + MAX_MAP_COUNT + " leaves room for next to the JVM's own "
-                + "mappings (each shm connection maps about 8 files in each of its processes); raise it (for example "
-                + "sysctl -w vm.max_map_count=262144) or spread the connections over more processes");
+            throw new IOException("no room for more shm mappings in this process under vm.max_map_count="
+                + MAX_MAP_COUNT + " (" + mapped + " mapped, about 8 per connection): raise it (sysctl -w "
+                + "vm.max_map_count=262144) or spread the connections over more processes; cannot map " + path);
         }
     }
 

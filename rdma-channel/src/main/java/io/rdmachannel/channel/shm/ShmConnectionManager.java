@@ -566,7 +566,8 @@ final class ShmConnectionManager implements ConnectionManager {
                 // interrupted meanwhile: the socket is closed, and the attempt ends with the interrupt as its cause
                 startFailure = ex;
             } catch (final IOException ex) {
-                startFailure = queuePair == null ? RejectReason.NO_LISTENER.exception() : ex;
+                // before the socket connected: nobody listens there; after, the request's own resources failed
+                startFailure = socketConnected ? ex : RejectReason.NO_LISTENER.exception();
             } catch (final RuntimeException ex) {
                 startFailure = new IOException("cannot start the connection: " + ex, ex);
             }
@@ -606,7 +607,7 @@ final class ShmConnectionManager implements ConnectionManager {
                     read();
                 }
             } catch (final IOException | RuntimeException ex) {
-                fail(listener == null && queuePair == null ? RejectReason.NO_LISTENER.exception()
+                fail(listener == null && !socketConnected ? RejectReason.NO_LISTENER.exception()
                     : new IOException("shm connection handshake failed: " + ex.getMessage(), ex), null);
             }
         }
@@ -710,7 +711,10 @@ final class ShmConnectionManager implements ConnectionManager {
             try {
                 createQueuePair(endpoint.prepare(device));
             } catch (final IOException | RuntimeException ex) {
-                reject(RejectReason.NO_RESOURCES);
+                // the requester hears why (in short); whoever runs this process needs to know it turns requests away
+                LOG.warn("shm listener {} refused {}: cannot create the connection's resources: {}",
+                    listener.localAddress, source, ex.toString());
+                reject(new Rejection(RejectReason.NO_RESOURCES, ex.getMessage()));
                 throw ex;
             }
             if (queuePair instanceof ShmQueuePair accepted) {

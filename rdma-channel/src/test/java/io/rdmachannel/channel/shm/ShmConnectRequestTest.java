@@ -10,6 +10,7 @@ import io.rdmachannel.channel.cm.CmEndpoint;
 import io.rdmachannel.channel.cm.CmListener;
 import io.rdmachannel.channel.cm.ConnectionManager;
 import io.rdmachannel.channel.cm.ConnectionRequest;
+import io.rdmachannel.channel.cm.ConnectionRequestFilter;
 import io.rdmachannel.channel.cm.RejectReason;
 import io.rdmachannel.channel.cm.Rejection;
 import io.rdmachannel.channel.spi.AccessFlags;
@@ -134,6 +135,48 @@ class ShmConnectRequestTest {
             "a connect after the stop is refused at once");
     }
 
+    /**
+     * The requester cannot create its queue pair (here its endpoint refuses; in life, for example, the process is out
+     * of mappings): the attempt fails with that cause. Before, any failure before the queue pair existed was reported
+     * as "Connection refused", as if nobody listened.
+     */
+    @Test
+    void shouldReportWhyTheRequestersOwnResourcesFailed() throws Exception {
+        final Endpoint endpoint = new Endpoint();
+        endpoint.prepareFailure = new IOException("no room for the requester's queue pair");
+        client.connect(listener.localAddress(), null, endpoint);
+        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+            () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
+        assertEquals("no room for the requester's queue pair", failed.getCause().getMessage());
+        assertTrue(requests.isEmpty(), "a request went out without a queue pair");
+    }
+
+    /**
+     * The listener's side cannot create the connection's resources: the requester is refused with "no resources"
+     * and the listener's reason in the rejection's detail.
+     */
+    @Test
+    void shouldTellTheRequesterWhyTheListenerHadNoResources() throws Exception {
+        final CmListener starved = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
+            ConnectionRequestFilter.ACCEPT_ALL, remote -> {
+                final Endpoint refusing = new Endpoint();
+                refusing.prepareFailure = new IOException("the listener is out of mappings");
+                return refusing;
+            });
+        try {
+            final Endpoint endpoint = new Endpoint();
+            client.connect(starved.localAddress(), null, endpoint);
+            final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(
+                ExecutionException.class, () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(ConnectException.class, failed.getCause());
+            assertEquals("Connection refused: no resources: the listener is out of mappings",
+                failed.getCause().getMessage());
+            assertEquals(0, endpoint.openQueuePairs(), "the refused attempt's queue pair is still open");
+        } finally {
+            starved.close();
+        }
+    }
+
     private static void assertRejected(final Endpoint endpoint) throws InterruptedException {
         final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
             () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
@@ -153,9 +196,14 @@ class ShmConnectRequestTest {
         private QueuePair queuePair;
         /** Run in {@link #bind}, on the thread that binds (for an active side: the connecting thread). */
         Runnable onBind = () -> { };
+        /** Thrown by {@link #prepare}, unless null: the endpoint cannot make its queue pair's resources. */
+        IOException prepareFailure;
 
         @Override
         public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
+            if (prepareFailure != null) {
+                throw prepareFailure;
+            }
             domain = device.allocateProtectionDomain();
             queue = device.createCompletionQueue(16, null, 0);
             return new QueuePairSetup(domain, new QueuePairInitAttributes().sendCompletionQueue(queue)
