@@ -11,6 +11,7 @@ import io.rdmachannel.channel.spi.DeviceEvents;
 import io.rdmachannel.channel.spi.DeviceResources;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -121,6 +122,30 @@ public final class Stat {
         return rows;
     }
 
+    /**
+     * The devices of one rdmachannel JVM, this one or another of this user's: read through this JVM's own
+     * management server, or by attaching to that one process only.
+     *
+     * @param pid      the process.
+     * @param problems receives a line if the process could not be read.
+     * @return its devices; none if it has no stream transport (yet) or could not be read.
+     */
+    public static List<DeviceInfo> devicesOf(final long pid, final List<String> problems) {
+        final List<DeviceInfo> devices = new ArrayList<>();
+        final BiConsumer<Long, RdmaTransportMXBean> add = (ignored, transport) ->
+            devices.addAll(List.of(transport.getDevices()));
+        try {
+            if (pid == ProcessHandle.current().pid()) {
+                forEachTransport(ManagementFactory.getPlatformMBeanServer(), pid, add);
+            } else {
+                forEachTransport(VirtualMachine.attach(Long.toString(pid)), pid, add);
+            }
+        } catch (final IOException | AttachNotSupportedException | RuntimeException ex) {
+            problems.add("pid " + pid + ": " + ex);
+        }
+        return devices;
+    }
+
     private static void forEachTransport(final List<String> problems,
         final BiConsumer<Long, RdmaTransportMXBean> action) {
         final long self = ProcessHandle.current().pid();
@@ -133,7 +158,7 @@ public final class Stat {
             }
             if (pid != self) {
                 try {
-                    forEachTransport(descriptor, pid, action);
+                    forEachTransport(VirtualMachine.attach(descriptor), pid, action);
                 } catch (final IOException | AttachNotSupportedException | RuntimeException ex) {
                     problems.add("pid " + pid + ": " + ex);
                 }
@@ -141,22 +166,28 @@ public final class Stat {
         }
     }
 
-    private static void forEachTransport(final VirtualMachineDescriptor descriptor, final long pid,
-        final BiConsumer<Long, RdmaTransportMXBean> action) throws IOException, AttachNotSupportedException {
-        final VirtualMachine vm = VirtualMachine.attach(descriptor);
+    /**
+     * The transports of an attached process, through the management agent it is asked to start; detaches.
+     */
+    private static void forEachTransport(final VirtualMachine vm, final long pid,
+        final BiConsumer<Long, RdmaTransportMXBean> action) throws IOException {
         try {
             if (!Boolean.parseBoolean(vm.getSystemProperties().getProperty(RdmaTransportMXBean.REGISTERED_PROPERTY))) {
                 return;
             }
             final String address = vm.startLocalManagementAgent();
             try (JMXConnector connector = JMXConnectorFactory.connect(new JMXServiceURL(address))) {
-                final MBeanServerConnection server = connector.getMBeanServerConnection();
-                for (final ObjectName name : server.queryNames(transports(), null)) {
-                    action.accept(pid, JMX.newMXBeanProxy(server, name, RdmaTransportMXBean.class));
-                }
+                forEachTransport(connector.getMBeanServerConnection(), pid, action);
             }
         } finally {
             vm.detach();
+        }
+    }
+
+    private static void forEachTransport(final MBeanServerConnection server, final long pid,
+        final BiConsumer<Long, RdmaTransportMXBean> action) throws IOException {
+        for (final ObjectName name : server.queryNames(transports(), null)) {
+            action.accept(pid, JMX.newMXBeanProxy(server, name, RdmaTransportMXBean.class));
         }
     }
 

@@ -1,7 +1,6 @@
 package io.rdmachannel.demo.bench;
 
 import io.rdmachannel.channel.DeviceInfo;
-import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamConfiguration;
@@ -9,7 +8,6 @@ import io.rdmachannel.demo.Stat;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -21,11 +19,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-
-import javax.management.JMException;
-import javax.management.JMX;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
 
 /**
  * {@code ./rdmachannel scale}: what an idle RDMA connection costs. For each count N, a {@link ScaleServer} in a second
@@ -140,6 +133,7 @@ public final class ScaleMain {
             address == null ? List.of() : List.of(address.getHostAddress()))) {
             final String target = server.address(Transport.RDMA);
             final int first = count / 10;
+            final long self = ProcessHandle.current().pid();
             final List<SocketChannel> channels = new ArrayList<>(count);
             final ByteBuffer echo = ByteBuffer.allocateDirect(1);
             boolean clean = true;
@@ -163,17 +157,19 @@ public final class ScaleMain {
                     }
                     measured += System.nanoTime() - connectStart;
                     if (i + 1 == first) {
-                        serverBefore = awaitConnections(server.pid(), first, deadline);
-                        clientBefore = Usage.of(ProcessHandle.current().pid(), localDevices());
+                        serverBefore = awaitConnections(server.pid(), first, deadline, err);
+                        clientBefore = Usage.of(self, Stat.devicesOf(self, new ArrayList<>()));
                         shmBefore = sharedMemoryUsed();
                     }
-                    if (count >= 10 && (i + 1) % (count / 10) == 0) {
+                    if ((i + 1) % first == 0) {
                         err.printf(Locale.ROOT, "scale: %d of %d connections%n", i + 1, count);
                     }
                 }
                 final double connectSeconds = measured / 1e9;
-                final Usage serverAfter = awaitConnections(server.pid(), count, deadline);
-                final Usage clientAfter = Usage.of(ProcessHandle.current().pid(), localDevices());
+                final Usage serverAfter = awaitConnections(server.pid(), count, deadline, err);
+                final Usage clientAfter = Usage.of(self, Stat.devicesOf(self, new ArrayList<>()));
+                // figures of a server that did not list every connection would be wrong: printed, but not clean
+                clean = serverBefore.connections() == first && serverAfter.connections() == count;
                 final long shmAfter = sharedMemoryUsed();
                 final long closeStart = System.nanoTime();
                 closeAll(channels);
@@ -184,12 +180,7 @@ public final class ScaleMain {
                 final double shmKib = (shmAfter - shmBefore) / 1024.0 / added;
                 print(out, count, added, "client", clientBefore, clientAfter, shmKib, connects, closes);
                 print(out, count, added, "server", serverBefore, serverAfter, shmKib, connects, closes);
-                final Usage serverClosed = awaitConnections(server.pid(), 0, deadline);
-                if (serverClosed.connections() != 0) {
-                    err.println("rdmachannel scale: the server still has " + serverClosed.connections()
-                        + " connections after the client closed all " + count);
-                    clean = false;
-                }
+                clean &= awaitConnections(server.pid(), 0, deadline, err).connections() == 0;
             } finally {
                 closeAll(channels);
             }
@@ -225,43 +216,25 @@ public final class ScaleMain {
 
     /**
      * The server's usage once its devices report {@code connections} connections (accepts finish on its side after
-     * the client's connect returned; closes after the client's close), or as it is after 30 s.
+     * the client's connect returned; closes after the client's close), or as it is after 30 s, which is reported.
      */
-    private static Usage awaitConnections(final long pid, final int connections, final long deadline) {
+    private static Usage awaitConnections(final long pid, final int connections, final long deadline,
+        final PrintStream err) {
         final long settle = Math.min(deadline - System.nanoTime(), SETTLE_NANOS);
         final long end = System.nanoTime() + Math.max(settle, 0);
         while (true) {
-            final Usage usage = Usage.of(pid, serverDevices(pid));
-            if (usage.connections() == connections || System.nanoTime() - end >= 0) {
+            final List<String> problems = new ArrayList<>();
+            final Usage usage = Usage.of(pid, Stat.devicesOf(pid, problems));
+            if (usage.connections() == connections) {
+                return usage;
+            }
+            if (System.nanoTime() - end >= 0) {
+                err.println("rdmachannel scale: the server's devices list " + usage.connections()
+                    + " connections, not " + connections + (problems.isEmpty() ? "" : ": " + problems));
                 return usage;
             }
             sleep(100);
         }
-    }
-
-    /**
-     * The server's devices, read through its management agent.
-     */
-    private static List<DeviceInfo> serverDevices(final long pid) {
-        return Stat.collectDevices(new ArrayList<>()).stream().filter(row -> row.pid() == pid)
-            .map(Stat.DeviceRow::device).toList();
-    }
-
-    /**
-     * This JVM's devices, from its own stream transports' management views.
-     */
-    private static List<DeviceInfo> localDevices() {
-        final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        final List<DeviceInfo> devices = new ArrayList<>();
-        try {
-            for (final ObjectName name : server.queryNames(new ObjectName(RdmaTransportMXBean.DOMAIN
-                + ":type=Transport,*"), null)) {
-                devices.addAll(List.of(JMX.newMXBeanProxy(server, name, RdmaTransportMXBean.class).getDevices()));
-            }
-        } catch (final JMException ex) {
-            throw new IllegalStateException(ex);
-        }
-        return devices;
     }
 
     private static long sharedMemoryUsed() throws IOException {

@@ -14,9 +14,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The benchmark server in a second JVM, started the way {@code ./rdmachannel} started this one: the same
- * {@code java} ({@code RDMACHANNEL_JAVA}), JVM flags ({@code RDMACHANNEL_JVM_FLAGS}), {@code rdmachannel.*}
- * system properties and class path.
+ * The server of a benchmark ({@link BenchServer}, {@link ScaleServer}) in a second JVM, started the way
+ * {@code ./rdmachannel} started this one: the same {@code java} ({@code RDMACHANNEL_JAVA}), JVM flags
+ * ({@code RDMACHANNEL_JVM_FLAGS}), {@code rdmachannel.*} system properties and class path.
  */
 final class ServerProcess implements AutoCloseable {
     private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
@@ -78,12 +78,14 @@ final class ServerProcess implements AutoCloseable {
             while ((line = lines.readLine()) != null && !line.startsWith(BenchServer.READY)) {
                 final String[] words = line.split(" ", 3);
                 if (words.length != 3 || !words[0].equals(BenchServer.LISTEN)) {
-                    throw new IOException("the benchmark server said '" + line + "' instead of its addresses");
+                    throw new IOException("the server " + main.getSimpleName() + " said '" + line
+                        + "' instead of its addresses");
                 }
                 addresses.put(Transport.of(words[1]), words[2]);
             }
             if (line == null) {
-                throw new IOException("the benchmark server (pid " + process.pid() + ") ended before it was ready"
+                throw new IOException("the server " + main.getSimpleName() + " (pid " + process.pid()
+                    + ") ended before it was ready"
                     + (process.waitFor(5, TimeUnit.SECONDS) ? ", exit status " + process.exitValue() : ""));
             }
             return new ServerProcess(process, addresses, line);
@@ -93,7 +95,7 @@ final class ServerProcess implements AutoCloseable {
         } catch (final InterruptedException ex) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while starting the benchmark server", ex);
+            throw new IOException("interrupted while starting the server " + main.getSimpleName(), ex);
         }
     }
 
