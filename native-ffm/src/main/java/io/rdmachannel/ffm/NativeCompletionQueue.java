@@ -8,13 +8,16 @@ import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_OPCODE;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_QP_NUM;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_SIZE;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_STATUS;
+import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.WC_WR_ID;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.ResourceCounter;
+import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import io.rdmachannel.channel.spi.WaitSet;
 import io.rdmachannel.ffm.internal.Errno;
 import io.rdmachannel.ffm.internal.LibC;
@@ -44,11 +47,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * such channels at once in a {@link ChannelWaitSet}, registered among the waiters the same way.
  *
  * <p>A queue pair the device failed by an async event {@linkplain #injectFailure injects} a failed receive completion
- * (status {@code IBV_WC_FATAL_ERR}, its QP number, work request id 0): {@link #poll} hands it out after what the
- * device delivered, and the injection wakes whoever the queue was armed for, as a device event would.
+ * (status {@code IBV_WC_FATAL_ERR}, its QP number, work request id 0), and one of a shared receive queue that reached
+ * its last receive ({@code IBV_EVENT_QP_LAST_WQE_REACHED}) a flushed one of id
+ * {@link io.rdmachannel.channel.spi.SharedReceiveQueue#LAST_RECEIVE_ID}: {@link #poll} hands them out after what
+ * the device delivered, and the injection wakes whoever the queue was armed for, as a device event would.
  */
 final class NativeCompletionQueue implements CompletionQueue {
     static final int BATCH = 16;
+    private static final long LAST_RECEIVE_BIT = 1L << 32;
     private static final int ARMED_READINESS = 1;
     private static final int ARMED_WAITER = 2;
 
@@ -74,7 +80,8 @@ final class NativeCompletionQueue implements CompletionQueue {
     private final AtomicInteger waiterSequence = new AtomicInteger();
     private final Object waitersLock = new Object();
     private final Object injectedLock = new Object();
-    private int[] injected = new int[1];
+    /** Injected completions: the QP number in the low 32 bits, 1 in bit 32 for a last-receive report. */
+    private long[] injected = new long[1];
     private int injectedCount;
     private volatile boolean injectedPending;
     private WaitingThread[] waiters = new WaitingThread[2];
@@ -200,19 +207,24 @@ final class NativeCompletionQueue implements CompletionQueue {
     /** Hand out injected failures, in the poll array's first entry, while the limit allows. */
     private int pollInjected(CompletionHandler handler, int count, int limit) {
         while (count < limit) {
-            int queuePairNumber;
+            long entry;
             synchronized (injectedLock) {
                 if (injectedCount == 0) {
                     injectedPending = false;
                     return count;
                 }
-                queuePairNumber = injected[0];
+                entry = injected[0];
                 System.arraycopy(injected, 1, injected, 0, --injectedCount);
             }
+            boolean lastReceive = (entry & LAST_RECEIVE_BIT) != 0;
             completions.asSlice(0, WC_SIZE).fill((byte) 0);
-            completions.set(JAVA_INT, WC_STATUS, VerbsConstants.IBV_WC_FATAL_ERR);
+            completions.set(JAVA_INT, WC_STATUS,
+                lastReceive ? VerbsConstants.IBV_WC_WR_FLUSH_ERR : VerbsConstants.IBV_WC_FATAL_ERR);
             completions.set(JAVA_INT, WC_OPCODE, VerbsConstants.IBV_WC_RECV);
-            completions.set(JAVA_INT, WC_QP_NUM, queuePairNumber);
+            completions.set(JAVA_INT, WC_QP_NUM, (int) entry);
+            if (lastReceive) {
+                completions.set(JAVA_LONG, WC_WR_ID, SharedReceiveQueue.LAST_RECEIVE_ID);
+            }
             completion.wrap(0);
             handler.onCompletion(completion);
             count++;
@@ -225,11 +237,24 @@ final class NativeCompletionQueue implements CompletionQueue {
      * completion for it and wake whoever the queue is armed for, as a completion event would.
      */
     void injectFailure(int queuePairNumber) {
+        inject(queuePairNumber & 0xFFFFFFFFL);
+    }
+
+    /**
+     * A queue pair using this queue, which takes its receives from a shared receive queue, is in ERROR and consumes
+     * no more receives: queue the flushed receive completion that reports it (see
+     * {@link io.rdmachannel.channel.spi.SharedReceiveQueue}) and wake whoever the queue is armed for.
+     */
+    void injectLastReceive(int queuePairNumber) {
+        inject(queuePairNumber & 0xFFFFFFFFL | LAST_RECEIVE_BIT);
+    }
+
+    private void inject(long entry) {
         synchronized (injectedLock) {
             if (injectedCount == injected.length) {
                 injected = Arrays.copyOf(injected, injectedCount * 2);
             }
-            injected[injectedCount++] = queuePairNumber;
+            injected[injectedCount++] = entry;
             injectedPending = true;
         }
         if (source == null) {

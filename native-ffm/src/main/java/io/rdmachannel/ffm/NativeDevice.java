@@ -397,6 +397,12 @@ final class NativeDevice implements RdmaDevice {
         } else {
             otherEvents.incrementAndGet();
             NativeAsyncEvents.LOG.debug("{}: {} on 0x{}", name, what, Long.toHexString(element));
+            if (type == VerbsConstants.IBV_EVENT_QP_LAST_WQE_REACHED) {
+                NativeQueuePair queuePair = queuePairs.get(element);
+                if (queuePair != null) {
+                    queuePair.lastReceiveReached();
+                }
+            }
             return;
         }
         queuePairsFailed.addAndGet(failed);

@@ -92,6 +92,8 @@ final class NativeQueuePair implements QueuePair {
     private final Destroyer destroyer;
     private final Arena arena = Arena.ofShared();
     private volatile QueuePairState state = QueuePairState.RESET;
+    /** With a shared receive queue: the ERROR state was reported to the owner (once per ERROR); deviceEventLock. */
+    private boolean lastReceiveReported;
     private int portNumber = NativeDevice.PORT;
     /** Orders {@link #failFromDevice} before {@link #close}: held by neither while the queue pair is destroyed. */
     private final Object deviceEventLock = new Object();
@@ -287,6 +289,15 @@ final class NativeQueuePair implements QueuePair {
             }
             IbvCalls.modifyQp(qp, attr, mask);
             state = target;
+        }
+        if (target == QueuePairState.ERROR) {
+            // not every device reports IBV_EVENT_QP_LAST_WQE_REACHED (rxe of Linux 6.1 does not): a queue pair moved
+            // to ERROR here (by its owner, or by rdma_cm's DISCONNECTED) takes no more shared receives
+            lastReceiveReached();
+        } else if (target == QueuePairState.RESET) {
+            synchronized (deviceEventLock) {
+                lastReceiveReported = false;
+            }
         }
     }
 
@@ -528,6 +539,24 @@ final class NativeQueuePair implements QueuePair {
             }
             receiveQueue.injectFailure(number);
             return true;
+        }
+    }
+
+    /**
+     * The device reported {@code IBV_EVENT_QP_LAST_WQE_REACHED}, or this queue pair was moved to ERROR: it takes its
+     * receives from a shared receive queue and consumes no more. Its receives are not flushed (they are the shared
+     * queue's), so its owner learns it from the flushed receive completion of id
+     * {@link io.rdmachannel.channel.spi.SharedReceiveQueue#LAST_RECEIVE_ID} handed to it here, once. Nothing once
+     * closing began.
+     */
+    void lastReceiveReached() {
+        synchronized (deviceEventLock) {
+            if (closing || sharedReceiveQueue == null || lastReceiveReported) {
+                return;
+            }
+            lastReceiveReported = true;
+            state = QueuePairState.ERROR;
+            receiveQueue.injectLastReceive(number);
         }
     }
 

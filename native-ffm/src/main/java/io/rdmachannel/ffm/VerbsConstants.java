@@ -40,6 +40,7 @@ final class VerbsConstants {
     static final int IBV_LINK_LAYER_INFINIBAND = C.value("IBV_LINK_LAYER_INFINIBAND", 1);
     static final int IBV_LINK_LAYER_ETHERNET = C.value("IBV_LINK_LAYER_ETHERNET", 2);
     static final int IBV_WC_WITH_IMM = C.value("IBV_WC_WITH_IMM", 1 << 1);
+    static final int IBV_WC_WR_FLUSH_ERR = C.value("IBV_WC_WR_FLUSH_ERR", 5);
     static final int IBV_WC_FATAL_ERR = C.value("IBV_WC_FATAL_ERR", 19);
     static final int IBV_WC_RECV = C.value("IBV_WC_RECV", 128);
 
@@ -51,6 +52,7 @@ final class VerbsConstants {
     static final int IBV_EVENT_PORT_ACTIVE = C.value("IBV_EVENT_PORT_ACTIVE", 9);
     static final int IBV_EVENT_PORT_ERR = C.value("IBV_EVENT_PORT_ERR", 10);
     static final int IBV_EVENT_SRQ_ERR = C.value("IBV_EVENT_SRQ_ERR", 14);
+    static final int IBV_EVENT_QP_LAST_WQE_REACHED = C.value("IBV_EVENT_QP_LAST_WQE_REACHED", 16);
 
     private VerbsConstants() {
     }

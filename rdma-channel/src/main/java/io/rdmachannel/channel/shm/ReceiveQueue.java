@@ -15,6 +15,7 @@ import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.TAIL_OFFSET;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -26,6 +27,13 @@ final class ReceiveQueue {
     static final long EMPTY = -1;
     /** {@link #claim()}: the queue was closed by an error. */
     static final long CLOSED = -2;
+    /**
+     * A ring entry once the sender that claimed its position read the slot index there: the owner of a shared queue
+     * publishes the next round's receive at that position only then (see {@link #post}).
+     */
+    static final int TAKEN = -1;
+    /** How long the owner of a shared queue waits for a claimed ring entry to be read before reusing it anyway. */
+    static final long TAKE_WAIT_NANOS = 100_000_000;
     /** A slot's length in the owner's record while it holds no posted receive. */
     private static final long FREE = -1;
 
@@ -37,6 +45,7 @@ final class ReceiveQueue {
     private final long slotsOffset;
     private final long slotLength;
     private final ReentrantLock ownerLock;
+    private final boolean shared;
     private final int[] freeSlots;
     private int freeCount;
     private long tail;
@@ -47,7 +56,8 @@ final class ReceiveQueue {
     private final int[] postedRing;
 
     private ReceiveQueue(final MemorySegment segment, final String name, final long base, final int capacity,
-        final int maxSge, final boolean owner) {
+        final int maxSge, final boolean owner, final boolean shared) {
+        this.shared = shared;
         this.segment = segment;
         this.name = name;
         this.base = base;
@@ -69,12 +79,13 @@ final class ReceiveQueue {
      * Format a region and return the owner's view.
      *
      * @param name what the queue is, for messages (built once: posting allocates nothing).
+     * @param shared whether several senders claim receives at once (a shared receive queue).
      */
     static ReceiveQueue format(final MemorySegment segment, final String name, final long base, final int capacity,
-        final int maxSge) {
+        final int maxSge, final boolean shared) {
         segment.set(Atomics.INT, base + CAPACITY_OFFSET, capacity);
         segment.set(Atomics.INT, base + MAX_SGE_OFFSET, maxSge);
-        return new ReceiveQueue(segment, name, base, capacity, maxSge, true);
+        return new ReceiveQueue(segment, name, base, capacity, maxSge, true, shared);
     }
 
     /**
@@ -91,7 +102,7 @@ final class ReceiveQueue {
             || base + ReceiveQueueDescriptor.regionLength(capacity, maxSge) > segment.byteSize()) {
             return null;
         }
-        return new ReceiveQueue(segment, "a peer's receive queue", base, capacity, maxSge, false);
+        return new ReceiveQueue(segment, "a peer's receive queue", base, capacity, maxSge, false, false);
     }
 
     static long regionLength(final int capacity, final int maxSge) {
@@ -148,7 +159,11 @@ final class ReceiveQueue {
             postedIds[slot] = request.id;
             postedLengths[slot] = length;
             postedRing[(int) (tail % capacity)] = slot;
-            segment.set(Atomics.INT, base + ReceiveQueueDescriptor.ringOffset((int) (tail % capacity)), slot);
+            final long ring = base + ReceiveQueueDescriptor.ringOffset((int) (tail % capacity));
+            if (shared && tail >= capacity) {
+                awaitTaken(ring);
+            }
+            segment.set(Atomics.INT, ring, slot);
             tail++;
             Atomics.setLongVolatile(segment, base + TAIL_OFFSET, tail);
         } finally {
@@ -157,6 +172,36 @@ final class ReceiveQueue {
         VarHandle.fullFence();
         return Atomics.getIntVolatile(segment, base + RNR_WAITING_OFFSET) != 0
             && Atomics.compareAndSetInt(segment, base + RNR_WAITING_OFFSET, 1, 0);
+    }
+
+    /**
+     * On a shared queue, a sender may have claimed the position a round ago and not yet read its slot index (several
+     * senders claim at once, and the others' receives may complete and be posted again meanwhile): overwriting it
+     * would give that sender another receive's slot, delivered twice. The read follows the claim at once, so this
+     * waits a moment (longer only if the sender's thread was descheduled in between, which on a loaded machine
+     * takes milliseconds); a sender that died between the two never reads it, and after 100 ms the entry is
+     * reused (were that sender alive after all, the receive it then names completes twice and the second completion
+     * fails its queue pair: nothing is delivered twice).
+     */
+    private void awaitTaken(final long ring) {
+        if (Atomics.getIntVolatile(segment, ring) == TAKEN) {
+            return;
+        }
+        final long deadline = System.nanoTime() + TAKE_WAIT_NANOS;
+        int rounds = 0;
+        while (Atomics.getIntVolatile(segment, ring) != TAKEN) {
+            rounds++;
+            if (rounds < 128) {
+                Thread.onSpinWait();
+            } else if (rounds < 256) {
+                // the claiming thread was descheduled between its claim and its read: let it run
+                Thread.yield();
+            } else if (System.nanoTime() - deadline < 0) {
+                LockSupport.parkNanos(20_000);
+            } else {
+                return;
+            }
+        }
     }
 
     /**
@@ -239,12 +284,19 @@ final class ReceiveQueue {
     // ----- both sides -----
 
     /**
-     * The slot published at a ring position, or -1 if the stored index is out of range.
+     * The sender's read of the slot published at the ring position it claimed, right after the claim: the entry is
+     * marked {@link #TAKEN}, so the owner may publish there again.
+     *
+     * @return the slot, or -1 if the stored index is out of range.
      */
-    int slotAt(final long position) {
+    int takeSlot(final long position) {
         final long ring = base + ReceiveQueueDescriptor.ringOffset((int) (position % capacity));
-        final int slot = segment.get(Atomics.INT, ring);
-        return slot >= 0 && slot < capacity ? slot : -1;
+        final int slot = Atomics.getIntVolatile(segment, ring);
+        if (slot < 0 || slot >= capacity) {
+            return -1;
+        }
+        Atomics.compareAndSetInt(segment, ring, slot, TAKEN);
+        return slot;
     }
 
     long workRequestId(final int slot) {

@@ -127,7 +127,8 @@ final class RemotePeer implements AutoCloseable {
             if (srqId >= 0) {
                 srqFile = pin(node, srqFileId, "shared receive queue " + srqId + " of queue pair " + number
                     + " is gone");
-                receiveQueue = ReceiveQueue.peerView(srqFile.segment(), 0, limit, maxSge);
+                receiveQueue = ReceiveQueue.peerView(srqFile.segment(), 0,
+                    device.attributes().maxSharedReceiveQueueWorkRequests(), maxSge);
             } else {
                 receiveQueue = ReceiveQueue.peerView(segment, QueuePairBlockDescriptor.receiveQueueOffset(), limit,
                     maxSge);

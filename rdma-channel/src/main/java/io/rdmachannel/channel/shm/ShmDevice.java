@@ -39,6 +39,11 @@ import org.slf4j.LoggerFactory;
 final class ShmDevice implements RdmaDevice {
     private static final Logger LOG = LoggerFactory.getLogger(ShmDevice.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /**
+     * The deepest shared receive queue: its file is sparse until receives are posted, but its owner keeps 24 bytes
+     * of heap per receive it can hold.
+     */
+    static final int MAX_SHARED_RECEIVE_QUEUE_WORK_REQUESTS = 1 << 20;
     /** How long a close waits for peer accesses to memory it would reuse; a peer copies a message at most. */
     static final long DRAIN_TIMEOUT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -87,7 +92,7 @@ final class ShmDevice implements RdmaDevice {
             configuration.maxCompletionQueueEntries(),
             configuration.maxSge(),
             configuration.maxInlineData(),
-            configuration.maxQueuePairWorkRequests(),
+            MAX_SHARED_RECEIVE_QUEUE_WORK_REQUESTS,
             1L << 40,
             1L << 30,
             4096,

@@ -15,6 +15,7 @@ import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.ResourceCounter;
 import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
 
 import java.io.IOException;
@@ -23,6 +24,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -57,6 +59,8 @@ final class ShmQueuePair implements QueuePair {
     private static final int RETRY = 1;
     private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     private static final int NO_POSITION = -1;
+    /** How long reporting the ERROR state of a queue pair with a shared receive queue waits for a peer access. */
+    private static final long LAST_RECEIVE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final ShmProtectionDomain domain;
     private final ShmDevice device;
@@ -108,6 +112,8 @@ final class ShmQueuePair implements QueuePair {
     // guarded by the receive completion queue's poll lock
     private long inboundHead;
     private long flushCursor = NO_POSITION;
+    /** With a shared receive queue: the ERROR state was reported ({@link SharedReceiveQueue#LAST_RECEIVE_ID}). */
+    private boolean lastReceiveReported;
 
     // guarded by linkLock
     private ShmLink link;
@@ -165,7 +171,10 @@ final class ShmQueuePair implements QueuePair {
         }
         final int rqCapacity = srq == null ? attributes.maxReceiveWorkRequests() : 0;
         final int rqMaxSge = srq == null ? attributes.maxReceiveSge() : 0;
-        final int inboundCapacity = srq == null ? rqCapacity : srq.queue().capacity();
+        // with a shared receive queue, no more receives complete unpolled than the receive completion queue holds: one
+        // more overruns it (the peer's access fails the queue pair, as a device fails one whose queue overflowed)
+        final int inboundCapacity = srq == null ? rqCapacity
+            : Math.min(srq.queue().capacity(), receiveQueue.capacity());
         final int identity = device.nextQueuePairIdentity();
         final int number = identity & 0xFFFFFF;
         final long inlineOffset = QueuePairBlockDescriptor.inlineOffset(rqCapacity, rqMaxSge, inboundCapacity);
@@ -189,7 +198,7 @@ final class ShmQueuePair implements QueuePair {
             segment.set(Atomics.INT, inboundBase + InboundCompletionDescriptor.CAPACITY_OFFSET, inboundCapacity);
             final ReceiveQueue ownQueue = srq == null ? ReceiveQueue.format(segment,
                 "receive queue of queue pair " + number, QueuePairBlockDescriptor.receiveQueueOffset(), rqCapacity,
-                rqMaxSge) : null;
+                rqMaxSge, false) : null;
             Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.STATE_OFFSET, QueuePairState.RESET.code());
             Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.MAGIC_OFFSET, QueuePairBlockDescriptor.MAGIC);
             AccessGuard.publish(segment, QueuePairBlockDescriptor.GUARD_OFFSET, identity);
@@ -413,6 +422,7 @@ final class ShmQueuePair implements QueuePair {
             Atomics.setLongVolatile(blockSegment, inboundBase + InboundCompletionDescriptor.TAIL_OFFSET, position);
         }
         flushCursor = NO_POSITION;
+        lastReceiveReported = false;
         awaitingInitiator = false;
         brokeSendFirstRule = false;
         sendPosted = 0;
@@ -742,9 +752,9 @@ final class ShmQueuePair implements QueuePair {
             cursor) != PeerNode.OK)) {
             return fail(request, sequence, CompletionStatus.REMOTE_ACCESS_ERROR, peer);
         }
-        long position = NO_POSITION;
+        int slot = -1;
         if (request.opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM) {
-            position = claimReceive(peer);
+            final long position = claimReceive(peer);
             if (position == ReceiveQueue.EMPTY) {
                 return retryLater(request, sequence, rnrRetry, rnrDelayNanos(peer),
                     CompletionStatus.RNR_RETRY_EXCEEDED);
@@ -752,15 +762,15 @@ final class ShmQueuePair implements QueuePair {
             if (position == ReceiveQueue.CLOSED) {
                 return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
             }
+            slot = peer.receiveQueue().takeSlot(position);
+            if (slot < 0) {
+                return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
+            }
         }
         if (length > 0) {
             gather(request, slotIndex, inline, cursor.segment, cursor.offset, length);
         }
-        if (position != NO_POSITION) {
-            final int slot = peer.receiveQueue().slotAt(position);
-            if (slot < 0) {
-                return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
-            }
+        if (slot >= 0) {
             deliver(peer, slot, CompletionStatus.SUCCESS, CompletionOpcode.RECV_RDMA_WITH_IMM, (int) length,
                 request);
         }
@@ -778,7 +788,7 @@ final class ShmQueuePair implements QueuePair {
             return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
         }
         final ReceiveQueue queue = peer.receiveQueue();
-        final int slot = queue.slotAt(position);
+        final int slot = queue.takeSlot(position);
         final int sgeCount = slot < 0 ? -1 : queue.sgeCount(slot);
         if (sgeCount < 0) {
             return fail(request, sequence, CompletionStatus.REMOTE_OPERATION_ERROR, peer);
@@ -1186,6 +1196,37 @@ final class ShmQueuePair implements QueuePair {
         int count = flushCursor == NO_POSITION ? drainInbound(completion, handler, limit) : 0;
         if (count < limit && receiveQueue != null && closedHead != NO_POSITION) {
             count += flushReceives(completion, handler, limit - count);
+        } else if (count < limit && sharedReceiveQueue != null && !lastReceiveReported
+            && sharedState() == QueuePairState.ERROR.code()) {
+            count += reportLastReceive(completion, handler, limit - count);
+        }
+        return count;
+    }
+
+    /**
+     * In ERROR with a shared receive queue: its receives belong to the queue and are not flushed, so the state is
+     * reported with one flushed receive completion of id {@link SharedReceiveQueue#LAST_RECEIVE_ID}, after every
+     * completion the peer published (as a device reports {@code IBV_EVENT_QP_LAST_WQE_REACHED}). A peer access under
+     * way may still publish one (it began before the state changed; any later one finds ERROR): it is awaited a
+     * moment (an access copies one message at most); one still under way after that (its process died in it)
+     * publishes nothing.
+     */
+    private int reportLastReceive(final ShmWorkCompletion completion, final CompletionHandler handler,
+        final int limit) {
+        AccessGuard.awaitDrained(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET, LAST_RECEIVE_WAIT_NANOS);
+        int count = drainInbound(completion, handler, limit);
+        if (count < limit) {
+            lastReceiveReported = true;
+            completion.workRequestId = SharedReceiveQueue.LAST_RECEIVE_ID;
+            completion.status = CompletionStatus.WORK_REQUEST_FLUSHED;
+            completion.opcode = CompletionOpcode.RECV;
+            completion.byteLength = 0;
+            completion.hasImmediate = false;
+            completion.immediate = 0;
+            completion.vendorError = 0;
+            completion.queuePairNumber = number;
+            handler.onCompletion(completion);
+            count++;
         }
         return count;
     }
@@ -1348,6 +1389,10 @@ final class ShmQueuePair implements QueuePair {
             }
         }
         receiveCompletionQueue.detachReceiver(this);
+        if (drained && sharedReceiveQueue != null) {
+            // detached: no poll of the completion queue reads the inbound ring any more
+            discardUnpolledSharedReceives();
+        }
         if (receiveCompletionQueue != sendCompletionQueue) {
             receiveCompletionQueue.detach();
         }
@@ -1363,6 +1408,25 @@ final class ShmQueuePair implements QueuePair {
         }
         domain.childClosed(ResourceCounter.Kind.QUEUE_PAIR);
         closeActions.run();
+    }
+
+    /**
+     * Closing with completions of shared receives nobody polled: those receives were consumed, and their slots go
+     * back to the shared queue (a device frees them as it cleans the queue pair's completions out of its completion
+     * queue). Without this each would stay taken for good and the shared queue would shrink.
+     */
+    private void discardUnpolledSharedReceives() {
+        final ShmWorkCompletion scratch = new ShmWorkCompletion();
+        final ReceiveQueue queue = sharedReceiveQueue.queue();
+        while (true) {
+            final long entry = inboundBase + InboundCompletionDescriptor.entryOffset(inboundCapacity, inboundHead);
+            if (Atomics.getLongAcquire(blockSegment, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET)
+                != inboundHead + 1) {
+                return;
+            }
+            queue.release(blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.SLOT_OFFSET), scratch);
+            inboundHead++;
+        }
     }
 
     @Override

@@ -35,7 +35,8 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
         final ShmSharedReceiveQueue srq;
         try {
             srq = new ShmSharedReceiveQueue(domain, id, file,
-                ReceiveQueue.format(file.segment(), "shared receive queue " + id, 0, maxWorkRequests, maxSge));
+                ReceiveQueue.format(file.segment(), "shared receive queue " + id, 0, maxWorkRequests, maxSge,
+                    true));
         } catch (final RuntimeException ex) {
             device.filePool().release(file);
             throw ex;

@@ -2,8 +2,18 @@ package io.rdmachannel.channel.spi;
 
 /**
  * A receive queue shared by several queue pairs of one protection domain.
+ *
+ * <p>A queue pair that takes its receives from one is not flushed when it enters ERROR: its receives belong to the
+ * queue. Instead, once it consumes no more of them, it reports the ERROR state with one receive completion of status
+ * {@link CompletionStatus#WORK_REQUEST_FLUSHED} and id {@link #LAST_RECEIVE_ID} on its receive completion queue,
+ * after all its other receive completions; no receive is consumed by it. (A device reports this as
+ * {@code IBV_EVENT_QP_LAST_WQE_REACHED}; the native provider turns that event into the completion.) Whoever waits
+ * on the receive completion queue is woken by it, as by a flush.
  */
 public interface SharedReceiveQueue extends AutoCloseable {
+    /** The id of the completion that reports a queue pair of a shared receive queue in ERROR. */
+    long LAST_RECEIVE_ID = -1;
+
     /**
      * Create a reusable receive request sized for this queue.
      *

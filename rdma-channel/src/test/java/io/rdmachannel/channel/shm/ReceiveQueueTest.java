@@ -19,7 +19,7 @@ class ReceiveQueueTest {
     void shouldTreatANegativeHeadAsAClosedQueue() {
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(CAPACITY, 1), 64);
-            ReceiveQueue.format(segment, "the owner's queue", 0, CAPACITY, 1);
+            ReceiveQueue.format(segment, "the owner's queue", 0, CAPACITY, 1, false);
             final ReceiveQueue peer = ReceiveQueue.peerView(segment, 0, CAPACITY, 1);
             assertNotNull(peer);
             assertEquals(ReceiveQueue.EMPTY, peer.claim());
@@ -28,6 +28,29 @@ class ReceiveQueueTest {
             segment.set(ValueLayout.JAVA_LONG, ReceiveQueueDescriptor.TAIL_OFFSET, 10);
             assertEquals(ReceiveQueue.CLOSED, peer.claim());
             assertTrue(peer.markWaiting(), "a waiting sender must look again, and find the queue closed");
+        }
+    }
+
+    @Test
+    void shouldNotRepublishASharedRingEntryItsClaimerHasNotRead() {
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(2, 1), 64);
+            final ReceiveQueue owner = ReceiveQueue.format(segment, "a shared queue", 0, 2, 1, true);
+            final ReceiveQueue sender = ReceiveQueue.peerView(segment, 0, 2, 1);
+            assertNotNull(sender);
+            final ShmReceiveWorkRequest request = new ShmReceiveWorkRequest(this, 1);
+            owner.post((ShmReceiveWorkRequest) request.reset().id(10));
+            owner.post((ShmReceiveWorkRequest) request.reset().id(11));
+            // one sender claims position 0 and is slow to read it; another claims position 1 and takes its slot
+            assertEquals(0, sender.claim());
+            assertEquals(1, sender.claim());
+            final int second = sender.takeSlot(1);
+            // the second receive completes and is posted again: position 2 is ring entry 0, still unread
+            owner.release(second, new ShmWorkCompletion());
+            final long start = System.nanoTime();
+            owner.post((ShmReceiveWorkRequest) request.reset().id(12));
+            assertTrue(System.nanoTime() - start >= ReceiveQueue.TAKE_WAIT_NANOS,
+                "the owner did not wait for the unread entry");
         }
     }
 }

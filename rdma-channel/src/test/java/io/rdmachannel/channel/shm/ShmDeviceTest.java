@@ -87,7 +87,7 @@ class ShmDeviceTest {
         assertEquals("shm0", device.name());
         assertSame(ShmFixture.provider().getClass(), device.provider().getClass());
         final DeviceAttributes attributes = device.attributes();
-        assertEquals(new DeviceAttributes("shm0", 16384, 1 << 20, 16, 1024, 16384, 1L << 40, 1L << 30, 4096,
+        assertEquals(new DeviceAttributes("shm0", 16384, 1 << 20, 16, 1024, 1 << 20, 1L << 40, 1L << 30, 4096,
             EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE,
                 DeviceCapability.SYNCHRONOUS_TRANSFER, DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY)),
             attributes);

@@ -268,10 +268,12 @@ class ShmResourceTest {
         final SharedReceiveQueue srq = fixture.own(pd.createSharedReceiveQueue(8, 2));
         assertEquals(8, srq.maxWorkRequests());
         assertEquals(2, srq.createReceiveWorkRequest().maxSge());
-        assertEquals("maxWorkRequests=0 is outside [1, 16384]", assertThrows(IllegalArgumentException.class,
+        // deeper than a queue pair's queues: a shared queue serves many of them
+        assertEquals(1 << 20, fixture.device().attributes().maxSharedReceiveQueueWorkRequests());
+        assertEquals("maxWorkRequests=0 is outside [1, 1048576]", assertThrows(IllegalArgumentException.class,
             () -> pd.createSharedReceiveQueue(0, 1)).getMessage());
-        assertEquals("maxWorkRequests=16385 is outside [1, 16384]", assertThrows(IllegalArgumentException.class,
-            () -> pd.createSharedReceiveQueue(16385, 1)).getMessage());
+        assertEquals("maxWorkRequests=1048577 is outside [1, 1048576]", assertThrows(IllegalArgumentException.class,
+            () -> pd.createSharedReceiveQueue((1 << 20) + 1, 1)).getMessage());
         assertEquals("maxSge=0 is outside [1, 16]", assertThrows(IllegalArgumentException.class,
             () -> pd.createSharedReceiveQueue(1, 0)).getMessage());
         assertEquals("maxSge=17 is outside [1, 16]", assertThrows(IllegalArgumentException.class,

@@ -2,6 +2,7 @@ package io.rdmachannel.channel.shm;
 
 import static io.rdmachannel.channel.spi.CompletionStatus.REMOTE_ACCESS_ERROR;
 import static io.rdmachannel.channel.spi.CompletionStatus.SUCCESS;
+import static io.rdmachannel.channel.spi.CompletionStatus.WORK_REQUEST_FLUSHED;
 import static io.rdmachannel.channel.spi.QueuePairState.ERROR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -148,9 +149,32 @@ class ShmSharedReceiveQueueTest {
         pair.a.postRdma(WorkRequestOpcode.RDMA_WRITE, 10, SendFlags.SIGNALED, 0, 8, 0, 0x7FFFFF00);
         assertEquals(REMOTE_ACCESS_ERROR, pair.a.awaitOne().status());
         ShmFixture.awaitCondition("the responder to fail", () -> first.state() == ERROR);
+        // the failed queue pair reports its ERROR state once, consuming no shared receive
+        assertEquals(new Completion(SharedReceiveQueue.LAST_RECEIVE_ID, WORK_REQUEST_FLUSHED, CompletionOpcode.RECV,
+            0, false, 0, first.number()), pair.b.awaitOne());
         send(secondSender, 20, 8);
         assertEquals(SUCCESS, pair.a.awaitOne().status());
         assertEquals(new Completion(1, SUCCESS, CompletionOpcode.RECV, 8, false, 0, second.number()),
+            pair.b.awaitOne());
+        assertEquals(List.of(), pair.b.poll());
+    }
+
+    @Test
+    void shouldReportAQueuePairMovedToErrorAfterItsLastReceiveWithoutFlushingTheQueue() throws Exception {
+        open(4, UnaryOperator.identity());
+        postToSrq(1, 0, 64);
+        postToSrq(2, 64, 64);
+        send(pair.a.qp, 10, 8);
+        assertEquals(SUCCESS, pair.a.awaitOne().status());
+        first.modify(ERROR, null);
+        assertEquals(List.of(new Completion(1, SUCCESS, CompletionOpcode.RECV, 8, false, 0, first.number()),
+            new Completion(SharedReceiveQueue.LAST_RECEIVE_ID, WORK_REQUEST_FLUSHED, CompletionOpcode.RECV, 0, false,
+                0, first.number())), pair.b.await(2));
+        assertEquals(List.of(), pair.b.poll());
+        // receive 2 is still there, for the other queue pair
+        send(secondSender, 20, 8);
+        assertEquals(SUCCESS, pair.a.awaitOne().status());
+        assertEquals(new Completion(2, SUCCESS, CompletionOpcode.RECV, 8, false, 0, second.number()),
             pair.b.awaitOne());
     }
 }
