@@ -15,6 +15,7 @@ import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH_POLICY;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE;
 
 import java.io.IOException;
 import java.net.SocketException;
@@ -38,10 +39,10 @@ import io.rdmachannel.channel.stream.StreamOptions;
 final class OptionValues {
     static final Set<SocketOption<?>> CLIENT_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_REUSEADDR,
         SO_LINGER, TCP_NODELAY, IP_TOS, RDMA_SEND_QUEUE_SIZE, RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE,
-        RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH, RDMA_CONNECTION_MANAGER);
+        RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH, RDMA_CONNECTION_MANAGER, RDMA_SHARED_RECEIVE_QUEUE);
     static final Set<SocketOption<?>> SERVER_OPTIONS = Set.of(SO_RCVBUF, SO_REUSEADDR, RDMA_SEND_QUEUE_SIZE,
         RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH,
-        RDMA_CONNECTION_FILTER, RDMA_CONNECTION_MANAGER);
+        RDMA_CONNECTION_FILTER, RDMA_CONNECTION_MANAGER, RDMA_SHARED_RECEIVE_QUEUE);
     /** The options a channel's TCP path takes over from what the application set. */
     private static final Set<SocketOption<?>> PLATFORM_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE,
         SO_REUSEADDR, SO_LINGER, TCP_NODELAY, IP_TOS);
@@ -89,7 +90,7 @@ final class OptionValues {
         child.pathPolicy = pathPolicy;
         child.stream.receiveBufferSize(stream.receiveBufferSize()).sendQueueSize(stream.sendQueueSize())
             .receiveQueueSize(stream.receiveQueueSize()).inlineSize(stream.inlineSize())
-            .busyPollNanos(stream.busyPollNanos());
+            .busyPollNanos(stream.busyPollNanos()).sharedReceiveQueue(stream.sharedReceiveQueue());
         return child;
     }
 
@@ -164,6 +165,8 @@ final class OptionValues {
             connectionFilter = (RdmaConnectionFilter) value;
         } else if (name == RDMA_CONNECTION_MANAGER) {
             stream.connectionManager((String) value);
+        } else if (name == RDMA_SHARED_RECEIVE_QUEUE) {
+            stream.sharedReceiveQueue((Boolean) value);
         } else {
             throw new AssertionError(name);
         }
@@ -198,6 +201,8 @@ final class OptionValues {
             return connectionFilter;
         } else if (name == RDMA_CONNECTION_MANAGER) {
             return stream.connectionManager();
+        } else if (name == RDMA_SHARED_RECEIVE_QUEUE) {
+            return stream.sharedReceiveQueue();
         }
         throw new AssertionError(name);
     }

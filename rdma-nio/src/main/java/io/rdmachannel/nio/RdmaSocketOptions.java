@@ -24,6 +24,19 @@ public final class RdmaSocketOptions {
         Integer.class);
 
     /**
+     * SRQ mode: the connection (on a server channel: every connection it accepts) takes its receives from one
+     * shared receive queue of its device instead of a receive queue of its own, so an idle connection holds only
+     * {@code rdmachannel.stream.sharedReceiveCredits} receives (default 8, plus a few for control messages) instead
+     * of {@link #RDMA_RECEIVE_QUEUE_SIZE}; while busy it borrows up to that many from what the queue has left. A
+     * connection the queue cannot back ({@code rdmachannel.stream.sharedReceiveQueueSize} receives per device,
+     * default 65536) is refused. On the wire it is plain rsockets (with a credit window declared in the connection
+     * data: see the README), so any peer works. Default {@code rdmachannel.stream.sharedReceiveQueue} (false); on a
+     * device without shared receive queues the connection has its own receive queue.
+     */
+    public static final SocketOption<Boolean> RDMA_SHARED_RECEIVE_QUEUE = new RdmaOption<>(
+        "RDMA_SHARED_RECEIVE_QUEUE", Boolean.class);
+
+    /**
      * The inline threshold in bytes, in [0, 1024]: writes up to this size are copied into the work request instead
      * of being read by the adapter. Default 64.
      */

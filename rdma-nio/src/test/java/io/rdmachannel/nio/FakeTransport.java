@@ -43,6 +43,8 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
     final Set<Object> unanswered = ConcurrentHashMap.newKeySet();
     /** Every connection made, client and server sides. */
     final List<FakeConnection> connections = new CopyOnWriteArrayList<>();
+    /** The options given to every listen. */
+    final List<StreamOptions> listenOptions = new CopyOnWriteArrayList<>();
     /** The options given to every connect. */
     final List<StreamOptions> connectOptions = new CopyOnWriteArrayList<>();
     final AtomicInteger arms = new AtomicInteger();
@@ -73,6 +75,7 @@ final class FakeTransport implements StreamTransport, AutoCloseable {
         if (refuseListen) {
             throw new BindException("Cannot assign requested address: no RDMA device has " + local);
         }
+        listenOptions.add(options);
         SocketAddress bound = local;
         if (local instanceof InetSocketAddress inet && inet.getPort() == 0) {
             bound = new InetSocketAddress(inet.getAddress(), nextPort.incrementAndGet());

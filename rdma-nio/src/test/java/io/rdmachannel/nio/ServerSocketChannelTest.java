@@ -14,6 +14,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyBoundException;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
@@ -124,10 +125,38 @@ class ServerSocketChannelTest {
             RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE, RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE,
             RdmaSocketOptions.RDMA_INLINE_SIZE, RdmaSocketOptions.RDMA_BUSY_POLL, RdmaSocketOptions.RDMA_PATH_POLICY,
             RdmaSocketOptions.RDMA_PATH, RdmaSocketOptions.RDMA_CONNECTION_FILTER,
-            RdmaSocketOptions.RDMA_CONNECTION_MANAGER), server.supportedOptions());
+            RdmaSocketOptions.RDMA_CONNECTION_MANAGER, RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE),
+            server.supportedOptions());
         assertEquals(true, server.getOption(StandardSocketOptions.SO_REUSEADDR));
         assertThrows(UnsupportedOperationException.class,
             () -> server.setOption(StandardSocketOptions.SO_SNDBUF, 1));
+    }
+
+    @Test
+    void shouldListenInSrqModeWhenAsked() throws IOException {
+        final RdmaServerSocketChannel server = fixture.server();
+        assertEquals(false, server.getOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE));
+        server.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        final RdmaSocketChannel client = fixture.socket();
+        client.connect(server.getLocalAddress());
+        final SocketChannel accepted = fixture.track(server.accept());
+
+        assertEquals(true, accepted.getOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE));
+        assertTrue(fixture.transport.listenOptions.get(0).sharedReceiveQueue(), "the listener's connections");
+        assertFalse(fixture.transport.connectOptions.get(0).sharedReceiveQueue(), "the client did not ask");
+        // a message each way
+        client.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        final ByteBuffer in = ByteBuffer.allocate(8);
+        while (in.position() < 3) {
+            accepted.read(in);
+        }
+        accepted.write(in.flip());
+        final ByteBuffer back = ByteBuffer.allocate(8);
+        while (back.position() < 3) {
+            client.read(back);
+        }
+        assertEquals(ByteBuffer.wrap(new byte[] {1, 2, 3}), back.flip());
     }
 
     @ParameterizedTest

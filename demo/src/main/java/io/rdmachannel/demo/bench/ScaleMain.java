@@ -5,6 +5,8 @@ import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamConfiguration;
 import io.rdmachannel.demo.Stat;
+import io.rdmachannel.nio.RdmaSocketChannel;
+import io.rdmachannel.nio.RdmaSocketOptions;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -48,6 +50,9 @@ public final class ScaleMain {
           --provider NAME     RDMA provider: shm or native (default: rdmachannel.provider, else native if usable)
           --address IP        the server listens on IP instead of the loopback (the native provider needs an
                               address of the RDMA device's interface)
+          --mode MODE         rc: each connection has a receive queue of its own (the default); srq: both
+                              sides take their receives from their device's shared receive queue
+                              (RDMA_SHARED_RECEIVE_QUEUE)
           --timeout SECONDS   give up on one count after this long, 1 to 86400 (default 900)
           --help              show this text
 
@@ -77,6 +82,7 @@ public final class ScaleMain {
         String provider = null;
         InetAddress address = null;
         long timeoutSeconds = 900;
+        boolean shared = false;
         try {
             for (int i = 0; i < args.length; i++) {
                 final String arg = args[i];
@@ -94,6 +100,11 @@ public final class ScaleMain {
                     case "--provider" -> provider = BenchOptions.provider(value);
                     case "--address" -> address = BenchOptions.address(value);
                     case "--timeout" -> timeoutSeconds = BenchOptions.number(arg, value, 1, 86_400, false);
+                    case "--mode" -> shared = switch (value) {
+                        case "rc" -> false;
+                        case "srq" -> true;
+                        default -> throw new IllegalArgumentException("--mode must be rc or srq: " + value);
+                    };
                     default -> throw new IllegalArgumentException("unknown option " + arg);
                 }
             }
@@ -105,18 +116,26 @@ public final class ScaleMain {
             System.setProperty(RdmaProviders.PROVIDER_PROP_NAME, provider);
         }
         final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
-        final int postedReceives = stream.receiveQueueSize() + stream.controlWindow();
-        out.printf(Locale.ROOT, "provider %s; each connection: %d KiB send ring, %d KiB receive ring, %d receives "
-            + "posted (%d credits and %d for control messages)%n", RdmaProviders.defaultProvider().name(),
-            stream.sendBufferLength() / 1024, stream.receiveBufferLength() / 1024, postedReceives,
-            stream.receiveQueueSize(), stream.controlWindow());
-        out.printf(Locale.ROOT, "%11s %-6s %6s %6s %6s %6s %8s %8s %6s %6s %7s %8s %10s %9s%n", "connections",
-            "side", "QP", "CQ", "SRQ", "MR", "MR KiB", "RSS KiB", "maps", "fds", "threads", "shm KiB", "connects/s",
-            "closes/s");
+        if (shared) {
+            out.printf(Locale.ROOT, "provider %s, SRQ mode; each connection: %d KiB send ring, %d KiB receive ring, "
+                + "%d receives reserved in its device's shared receive queue (%d credits and %d for control "
+                + "messages), up to %d credits while busy%n", RdmaProviders.defaultProvider().name(),
+                stream.sendBufferLength() / 1024, stream.receiveBufferLength() / 1024,
+                stream.sharedReceiveCredits() + stream.controlWindow(), stream.sharedReceiveCredits(),
+                stream.controlWindow(), stream.receiveQueueSize());
+        } else {
+            out.printf(Locale.ROOT, "provider %s; each connection: %d KiB send ring, %d KiB receive ring, %d "
+                + "receives posted (%d credits and %d for control messages)%n", RdmaProviders.defaultProvider().name(),
+                stream.sendBufferLength() / 1024, stream.receiveBufferLength() / 1024,
+                stream.receiveQueueSize() + stream.controlWindow(), stream.receiveQueueSize(), stream.controlWindow());
+        }
+        out.printf(Locale.ROOT, "%11s %-6s %6s %6s %6s %6s %8s %8s %8s %6s %6s %7s %8s %10s %9s%n", "connections",
+            "side", "QP", "CQ", "SRQ", "MR", "MR KiB", "recvs", "RSS KiB", "maps", "fds", "threads", "shm KiB",
+            "connects/s", "closes/s");
         boolean clean = true;
         for (final int count : counts) {
             try {
-                clean &= measure(count, address, timeoutSeconds, out, err);
+                clean &= measure(count, address, shared, timeoutSeconds, out, err);
             } catch (final IOException | RuntimeException ex) {
                 err.println("rdmachannel scale: " + count + " connections failed: " + ex);
                 ex.printStackTrace(err);
@@ -126,11 +145,17 @@ public final class ScaleMain {
         return clean ? 0 : 1;
     }
 
-    private static boolean measure(final int count, final InetAddress address, final long timeoutSeconds,
-        final PrintStream out, final PrintStream err) throws IOException {
+    private static boolean measure(final int count, final InetAddress address, final boolean shared,
+        final long timeoutSeconds, final PrintStream out, final PrintStream err) throws IOException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-        try (ServerProcess server = ServerProcess.start(ScaleServer.class,
-            address == null ? List.of() : List.of(address.getHostAddress()))) {
+        final List<String> serverArgs = new ArrayList<>();
+        if (shared) {
+            serverArgs.add(ScaleServer.SRQ);
+        }
+        if (address != null) {
+            serverArgs.add(address.getHostAddress());
+        }
+        try (ServerProcess server = ServerProcess.start(ScaleServer.class, serverArgs)) {
             final String target = server.address(Transport.RDMA);
             final int first = count / 10;
             final long self = ProcessHandle.current().pid();
@@ -147,7 +172,7 @@ public final class ScaleMain {
                         throw new IOException("timed out after " + i + " of " + count + " connections");
                     }
                     final long connectStart = System.nanoTime();
-                    final SocketChannel channel = Transport.RDMA.connect(target);
+                    final SocketChannel channel = connect(target, shared);
                     channels.add(channel);
                     echo.clear().put((byte) i).flip();
                     channel.write(echo);
@@ -191,16 +216,33 @@ public final class ScaleMain {
     private static void print(final PrintStream out, final int count, final int added, final String side,
         final Usage before, final Usage after, final double shmKib, final double connects, final double closes) {
         final double n = added;
-        out.printf(Locale.ROOT, "%11d %-6s %6.2f %6.2f %6.2f %6.2f %8.1f %8.1f %6.2f %6.2f %7.3f %8.1f %10.0f %9.0f%n",
+        out.printf(Locale.ROOT,
+            "%11d %-6s %6.2f %6.2f %6.2f %6.2f %8.1f %8.1f %8.1f %6.2f %6.2f %7.3f %8.1f %10.0f %9.0f%n",
             count, side, (after.queuePairs() - before.queuePairs()) / n,
             (after.completionQueues() - before.completionQueues()) / n,
             (after.sharedReceiveQueues() - before.sharedReceiveQueues()) / n,
             (after.memoryRegions() - before.memoryRegions()) / n,
             (after.memoryRegionBytes() - before.memoryRegionBytes()) / 1024.0 / n,
+            (after.postedReceives() - before.postedReceives()) / n,
             (after.rssKib() - before.rssKib()) / n, (after.maps() - before.maps()) / n,
             (after.fds() - before.fds()) / n,
             (after.threads() - before.threads()) / n, shmKib, connects, closes);
         out.flush();
+    }
+
+    private static SocketChannel connect(final String target, final boolean shared) throws IOException {
+        if (!shared) {
+            return Transport.RDMA.connect(target);
+        }
+        final RdmaSocketChannel channel = RdmaSocketChannel.open();
+        try {
+            channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+            channel.connect(Transport.inetAddress(target));
+            return channel;
+        } catch (final IOException | RuntimeException ex) {
+            channel.close();
+            throw ex;
+        }
     }
 
     private static void closeAll(final List<SocketChannel> channels) {
@@ -258,7 +300,7 @@ public final class ScaleMain {
      * One process at one moment: its devices' connections and verbs objects, and what the kernel reports of it.
      */
     record Usage(int connections, int queuePairs, int completionQueues, int sharedReceiveQueues, int memoryRegions,
-        long memoryRegionBytes, long rssKib, long maps, long fds, long threads) {
+        long memoryRegionBytes, long postedReceives, long rssKib, long maps, long fds, long threads) {
 
         static Usage of(final long pid, final List<DeviceInfo> devices) {
             int connections = 0;
@@ -267,7 +309,9 @@ public final class ScaleMain {
             int sharedReceiveQueues = 0;
             int memoryRegions = 0;
             long memoryRegionBytes = 0;
+            long postedReceives = 0;
             for (final DeviceInfo device : devices) {
+                postedReceives += device.postedReceives();
                 final DeviceResources resources = device.resources();
                 connections += device.connections();
                 queuePairs += resources.queuePairs();
@@ -280,7 +324,8 @@ public final class ScaleMain {
             try (Stream<Path> fds = Files.list(proc.resolve("fd"));
                 Stream<String> maps = Files.lines(proc.resolve("maps"))) {
                 return new Usage(connections, queuePairs, completionQueues, sharedReceiveQueues, memoryRegions,
-                    memoryRegionBytes, status(proc, "VmRSS:"), maps.count(), fds.count(), status(proc, "Threads:"));
+                    memoryRegionBytes, postedReceives, status(proc, "VmRSS:"), maps.count(), fds.count(),
+                    status(proc, "Threads:"));
             } catch (final IOException ex) {
                 throw new IllegalStateException("cannot read " + proc + ": " + ex, ex);
             }

@@ -2,6 +2,7 @@ package io.rdmachannel.demo.bench;
 
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.nio.RdmaServerSocketChannel;
+import io.rdmachannel.nio.RdmaSocketOptions;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -22,6 +23,8 @@ import java.util.Iterator;
  * ends.
  */
 final class ScaleServer {
+    /** The first argument that puts the listener in SRQ mode. */
+    static final String SRQ = "--srq";
     /** The listener's backlog: connection requests wait while the selector thread echoes. */
     private static final int BACKLOG = 4096;
 
@@ -31,19 +34,23 @@ final class ScaleServer {
     /**
      * Serve until stdin ends.
      *
-     * @param args optionally the IP address to listen on (the loopback by default).
+     * @param args optionally {@value #SRQ} (SRQ mode), then optionally the IP address to listen on (the loopback by
+     *     default).
      */
     static void main(final String[] args) throws IOException {
-        if (args.length > 1) {
-            System.err.println("usage: ScaleServer [ADDRESS] (started by ScaleMain)");
+        final boolean shared = args.length > 0 && args[0].equals(SRQ);
+        final int rest = shared ? 1 : 0;
+        if (args.length - rest > 1) {
+            System.err.println("usage: ScaleServer [" + SRQ + "] [ADDRESS] (started by ScaleMain)");
             System.exit(2);
         }
-        final InetAddress address = args.length == 1 ? InetAddress.ofLiteral(args[0])
+        final InetAddress address = args.length - rest == 1 ? InetAddress.ofLiteral(args[rest])
             : InetAddress.getLoopbackAddress();
         final PrintStream out = System.out;
         try (ServerSocketChannel listener = RdmaServerSocketChannel.open()) {
             final Selector selector = listener.provider().openSelector();
             try {
+                listener.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, shared);
                 listener.bind(new InetSocketAddress(address, 0), BACKLOG);
                 listener.configureBlocking(false);
                 listener.register(selector, SelectionKey.OP_ACCEPT);

@@ -112,7 +112,7 @@ enum Transport {
         return address != null ? address : InetAddress.getLoopbackAddress();
     }
 
-    private static InetSocketAddress inetAddress(final String address) {
+    static InetSocketAddress inetAddress(final String address) {
         final int colon = address.lastIndexOf(':');
         return new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
     }

@@ -14,7 +14,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -23,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
  * target SGL), read from the devices' own counts, one descriptor, and every connection closes cleanly.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ScaleMainTest {
     private final String provider = System.getProperty(RdmaProviders.PROVIDER_PROP_NAME);
 
@@ -35,7 +39,9 @@ class ScaleMainTest {
         }
     }
 
+    /** First: the connections' memory a run leaves pooled in this JVM would be reused by the next run's clients. */
     @Test
+    @Order(1)
     void shouldReportWhatEachIdleConnectionCostsOnEachSide() {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -48,17 +54,45 @@ class ScaleMainTest {
         final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
         final double ringsKib = (stream.sendBufferLength() + stream.receiveBufferLength()) / 1024.0;
         for (final String side : List.of("client", "server")) {
-            final List<String> row = text.lines().map(String::trim).filter(line -> line.startsWith("40 " + side))
-                .findFirst().map(line -> Arrays.asList(line.split("\\s+"))).orElseThrow(() -> new AssertionError(
-                    "no row for the " + side + ": " + text));
+            final List<String> row = row(text, side);
             assertEquals(List.of("1.00", "2.00", "0.00", "3.00"), row.subList(2, 6), () -> side + ": " + row);
+            assertEquals(stream.receiveQueueSize() + stream.controlWindow(), Double.parseDouble(row.get(7)),
+                () -> side + " receives: " + row);
             // on shm what a device holds for regions is their shared files: the receive ring at least (a peer
             // writes it), not the send ring (process memory registered for local access)
             final double regionKib = Double.parseDouble(row.get(6));
             assertTrue(regionKib >= stream.receiveBufferLength() / 1024.0 && regionKib < ringsKib + 64,
                 () -> side + " MR KiB: " + row);
-            assertEquals("1.00", row.get(9), () -> side + " fds: " + row);
+            assertEquals("1.00", row.get(10), () -> side + " fds: " + row);
         }
+    }
+
+    @Test
+    @Order(2)
+    void shouldReserveOnlyTheMinimumCreditsPerIdleConnectionInSrqMode() {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+        final int status = ScaleMain.run(new String[] {"--provider", "shm", "--connections", "40", "--mode", "srq"},
+            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        final String text = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, status, () -> text + err.toString(StandardCharsets.UTF_8));
+        assertTrue(text.contains("SRQ mode"), text);
+        for (final String side : List.of("client", "server")) {
+            final List<String> row = row(text, side);
+            // a queue pair and two completion queues each; the shared receive queue is one for all
+            assertEquals(List.of("1.00", "2.00", "0.00"), row.subList(2, 5), () -> side + ": " + row);
+            // receives posted per connection: one batch for them all, far below a receive queue of its own (388)
+            final double receives = Double.parseDouble(row.get(7));
+            assertTrue(receives < 12, () -> side + " receives: " + row);
+        }
+    }
+
+    private static List<String> row(final String text, final String side) {
+        return text.lines().map(String::trim).filter(line -> line.startsWith("40 " + side)).findFirst()
+            .map(line -> Arrays.asList(line.split("\\s+"))).orElseThrow(() -> new AssertionError(
+                "no row for the " + side + ": " + text));
     }
 
     @Test
@@ -70,6 +104,7 @@ class ScaleMainTest {
         assertEquals(2, ScaleMain.run(new String[] {"--connections", "5"}, out, errors));
         assertEquals(2, ScaleMain.run(new String[] {"--connections"}, out, errors));
         assertEquals(2, ScaleMain.run(new String[] {"--frobnicate", "1"}, out, errors));
+        assertEquals(2, ScaleMain.run(new String[] {"--mode", "xrc"}, out, errors));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--connections must be between 10"),
             () -> err.toString(StandardCharsets.UTF_8));
     }

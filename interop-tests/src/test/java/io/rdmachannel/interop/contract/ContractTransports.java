@@ -45,16 +45,20 @@ final class ContractTransports {
      * that every connection crosses nodes as a connection between two processes does. {@code rdma-shm-oob} runs it
      * with the queue pairs connected by the {@code oob} manager (a TCP side channel) instead of shm's rendezvous;
      * {@code rdma-native-oob} does the same on a real device (the soft-RoCE guest) instead of rdma_cm; the
+     * {@code -srq} twins run it in SRQ mode (every channel sets {@code RDMA_SHARED_RECEIVE_QUEUE}); the
      * {@code -gid} twins bind and connect by the RoCE GID of the address ({@code ib:[::ffff:a.b.c.d]:port}).
      */
     static final List<ContractTransport> ALL = selected(Stream.of(
         new JdkTcpTransport(),
         new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress()),
+        new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress())
+            .inSrqMode(RdmaTransport.SHM_SRQ),
         new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_NODES, RdmaTransport.NODES_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_OOB, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_OOB_GID, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress(), true),
         nativeTransport(RdmaTransport.NATIVE, "native", false),
+        srq(nativeTransport(RdmaTransport.NATIVE, "native", false), RdmaTransport.NATIVE_SRQ),
         nativeTransport(RdmaTransport.NATIVE_OOB, RdmaTransport.NATIVE_OOB_FABRIC, false),
         nativeTransport(RdmaTransport.NATIVE_OOB_GID, RdmaTransport.NATIVE_OOB_FABRIC, true),
         nativeSiwTransport(),
@@ -111,11 +115,15 @@ final class ContractTransports {
         }
     }
 
+    private static ContractTransport srq(final RdmaTransport transport, final String name) {
+        return transport == null ? null : transport.inSrqMode(name);
+    }
+
     /**
      * A native transport (over rdma_cm, or over oob) when an RDMA device is usable here (the soft-RoCE guest), else
      * nothing.
      */
-    private static ContractTransport nativeTransport(final String name, final String fabric, final boolean byGid) {
+    private static RdmaTransport nativeTransport(final String name, final String fabric, final boolean byGid) {
         if (!RdmaProviders.byName("native").isAvailable()) {
             return null;
         }

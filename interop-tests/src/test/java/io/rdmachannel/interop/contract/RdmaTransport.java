@@ -6,6 +6,7 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamTransport;
 import io.rdmachannel.channel.stream.StreamTransports;
 import io.rdmachannel.nio.RdmaSelectorProvider;
+import io.rdmachannel.nio.RdmaSocketOptions;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -51,6 +52,10 @@ final class RdmaTransport implements ContractTransport {
     static final String SHM_OOB_GID = "rdma-shm-oob-gid";
     /** The name of the transport on the native provider with {@code oob}, addressed by rxe0's GID. */
     static final String NATIVE_OOB_GID = "rdma-native-oob-gid";
+    /** The name of the transport on shm in SRQ mode: every channel it opens sets {@code RDMA_SHARED_RECEIVE_QUEUE}. */
+    static final String SHM_SRQ = "rdma-shm-srq";
+    /** The name of the transport on the native provider in SRQ mode. */
+    static final String NATIVE_SRQ = "rdma-native-srq";
     /** The fabric of {@link #NATIVE_OOB}. */
     static final String NATIVE_OOB_FABRIC = "native-oob";
 
@@ -60,6 +65,7 @@ final class RdmaTransport implements ContractTransport {
     private final String fabric;
     private final InetAddress loopback;
     private final boolean byGid;
+    private final boolean sharedReceiveQueue;
 
     /**
      * The RDMA channels on a fabric.
@@ -78,10 +84,46 @@ final class RdmaTransport implements ContractTransport {
      * ({@code ::ffff:a.b.c.d}), which the {@code oob} connection manager takes.
      */
     RdmaTransport(final String name, final String fabric, final InetAddress loopback, final boolean byGid) {
+        this(name, fabric, loopback, byGid, false);
+    }
+
+    private RdmaTransport(final String name, final String fabric, final InetAddress loopback, final boolean byGid,
+        final boolean sharedReceiveQueue) {
         this.name = name;
         this.fabric = fabric;
         this.loopback = loopback;
         this.byGid = byGid;
+        this.sharedReceiveQueue = sharedReceiveQueue;
+    }
+
+    /**
+     * The same fabric in SRQ mode: every channel this transport opens, listeners and clients, sets
+     * {@link RdmaSocketOptions#RDMA_SHARED_RECEIVE_QUEUE}, so both ends of each connection take their receives from
+     * their device's shared receive queue (one queue for both in this JVM).
+     *
+     * @param srqName the new transport's name.
+     * @return a transport sharing this one's provider.
+     */
+    RdmaTransport inSrqMode(final String srqName) {
+        return new RdmaTransport(srqName, fabric, loopback, byGid, true);
+    }
+
+    @Override
+    public SocketChannel openSocketChannel() throws IOException {
+        final SocketChannel channel = provider().openSocketChannel();
+        if (sharedReceiveQueue) {
+            channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+        }
+        return channel;
+    }
+
+    @Override
+    public ServerSocketChannel openServerSocketChannel() throws IOException {
+        final ServerSocketChannel channel = provider().openServerSocketChannel();
+        if (sharedReceiveQueue) {
+            channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+        }
+        return channel;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.internal;
 
+import java.util.Locale;
 import java.util.Properties;
 
 /**
@@ -37,6 +38,28 @@ public final class Settings {
             throw invalid(name + " must be in [" + min + ", " + max + "]", name, value);
         }
         return value;
+    }
+
+    /**
+     * A boolean property: {@code true} or {@code false}, in any case.
+     *
+     * @param properties the source.
+     * @param name the property name.
+     * @param defaultValue the value when the property is not set.
+     * @return the value.
+     * @throws IllegalArgumentException if the value is neither.
+     */
+    public static boolean booleanProperty(final Properties properties, final String name,
+        final boolean defaultValue) {
+        final String text = properties.getProperty(name);
+        if (text == null) {
+            return defaultValue;
+        }
+        return switch (text.trim().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(name + " must be true or false: " + name + "=" + text);
+        };
     }
 
     /**

@@ -12,8 +12,8 @@ import java.nio.ByteOrder;
  *  +---------------+---------------+-------------------------------+
  *  |  Version (1)  |     Flags     |        Credits (u16)          |  0
  *  +---------------+---------------+---------------+---------------+
- *  |                 Reserved (0)                  |  Iomap scale  |  4
- *  +-----------------------------------------------+---------------+
+ *  |  Credit window (u16, SCR) or 0|  Reserved (0) |  Iomap scale  |  4
+ *  +-------------------------------+---------------+---------------+
  *  |                    Target SGL address (u64)                   |  8
  *  |                                                               |
  *  +---------------------------------------------------------------+
@@ -34,7 +34,7 @@ import java.nio.ByteOrder;
  * <pre>
  *    7   6   5   4   3   2   1   0
  *  +---+---+---+---+---+---+---+---+
- *  |ZCP|XRC|  unassigned   |IOM|NET|
+ *  |ZCP|XRC| unassig.  |SCR|IOM|NET|
  *  +---+---+---+---+---+---+---+---+
  * </pre>
  *
@@ -43,6 +43,14 @@ import java.nio.ByteOrder;
  *     SGL must use that order ({@link #byteOrder(int)}).</li>
  *     <li>{@link #FLAG_IOMAP}: the iomap scale byte is valid and the sender's iomap table follows its SGL entries
  *     under the same rkey. rdma-core v44 always sets it.</li>
+ *     <li>{@link #FLAG_SHARED_CREDITS} (rdmachannel's extension, one-sided): the sender's receives come from a
+ *     pool it shares between connections (a shared receive queue), so it starts with few credits and grants more
+ *     as it can. Credits is then the initial credit limit, and the u16 at {@link #CREDIT_WINDOW_OFFSET} (in the
+ *     first two reserved bytes, big-endian) the most credits it may ever have outstanding: a credit update
+ *     ({@code RS_OP_SGL}) may move the limit up to that many messages ahead of what was sent, where without the flag
+ *     it may move only up to Credits ahead. Nothing else changes on the wire. A plain rsockets peer ignores the flag
+ *     and the reserved bytes and adopts every update as it always does; an rdmachannel peer checks updates against
+ *     the window. It is in [Credits, {@value #MAX_CREDIT_WINDOW}].</li>
  *     <li>{@link #FLAG_XRC}, {@link #FLAG_ZERO_COPY_PLACEMENT}: reserved for rdmachannel's own extensions, to be
  *     negotiated through flag bits that rsockets leaves unused: a plain rsockets peer ignores them and keeps
  *     working, and an extension is on only when both sides set its bit. Not sent yet.</li>
@@ -64,6 +72,10 @@ public final class ConnectionDataDescriptor {
     public static final int FLAG_NET = 0x01;
     /** Flag: the iomap scale byte is valid ({@code RS_CONN_FLAG_IOMAP}). */
     public static final int FLAG_IOMAP = 0x02;
+    /** Extension flag: credits come from a shared receive pool; see {@link #CREDIT_WINDOW_OFFSET}. */
+    public static final int FLAG_SHARED_CREDITS = 0x04;
+    /** The largest credit window a peer may declare: half the credit sequence space, so no update is ambiguous. */
+    public static final int MAX_CREDIT_WINDOW = 0x7FFF;
     /** Reserved extension flag: XRC queue pairs, negotiated through an unused rsockets flag bit. */
     public static final int FLAG_XRC = 0x40;
     /** Reserved extension flag: zero-copy placement, negotiated through an unused rsockets flag bit. */
@@ -71,7 +83,7 @@ public final class ConnectionDataDescriptor {
     /** The flags rsockets v44 defines. */
     public static final int RSOCKETS_FLAGS_MASK = FLAG_NET | FLAG_IOMAP;
     /** The flags reserved for rdmachannel's extensions. */
-    public static final int EXTENSION_FLAGS_MASK = FLAG_XRC | FLAG_ZERO_COPY_PLACEMENT;
+    public static final int EXTENSION_FLAGS_MASK = FLAG_SHARED_CREDITS | FLAG_XRC | FLAG_ZERO_COPY_PLACEMENT;
 
     /** Offset of the version byte. */
     public static final int VERSION_OFFSET = 0;
@@ -81,6 +93,8 @@ public final class ConnectionDataDescriptor {
     public static final int CREDITS_OFFSET = 2;
     /** Offset of the three reserved bytes. */
     public static final int RESERVED_OFFSET = 4;
+    /** Offset of the big-endian u16 credit window, with {@link #FLAG_SHARED_CREDITS} (else reserved, 0). */
+    public static final int CREDIT_WINDOW_OFFSET = RESERVED_OFFSET;
     /** Length of the reserved bytes. */
     public static final int RESERVED_LENGTH = 3;
     /** Offset of the iomap scale byte. */

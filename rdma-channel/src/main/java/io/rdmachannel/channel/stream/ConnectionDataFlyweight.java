@@ -75,6 +75,32 @@ public final class ConnectionDataFlyweight {
     }
 
     /**
+     * Declare a credit window beyond the initial credits: sets {@link ConnectionDataDescriptor#FLAG_SHARED_CREDITS}
+     * and the window. Call after {@link #header}.
+     *
+     * @param window the most credits ever outstanding, in [credits,
+     *               {@link ConnectionDataDescriptor#MAX_CREDIT_WINDOW}].
+     * @return this.
+     */
+    public ConnectionDataFlyweight creditWindow(final int window) {
+        flags(flags() | ConnectionDataDescriptor.FLAG_SHARED_CREDITS);
+        buffer.putShort(offset + ConnectionDataDescriptor.CREDIT_WINDOW_OFFSET, (short) window, BYTE_ORDER);
+        return this;
+    }
+
+    /**
+     * The declared credit window: the u16 at {@link ConnectionDataDescriptor#CREDIT_WINDOW_OFFSET}, meaningful only
+     * with {@link ConnectionDataDescriptor#FLAG_SHARED_CREDITS}.
+     *
+     * @param buffer the connection data.
+     * @param offset where it starts.
+     * @return the window.
+     */
+    public static int creditWindow(final DirectBuffer buffer, final int offset) {
+        return buffer.getShort(offset + ConnectionDataDescriptor.CREDIT_WINDOW_OFFSET, BYTE_ORDER) & 0xFFFF;
+    }
+
+    /**
      * Set the version byte.
      *
      * @param version the version.

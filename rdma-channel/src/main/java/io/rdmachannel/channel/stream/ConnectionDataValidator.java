@@ -10,6 +10,8 @@ import org.agrona.DirectBuffer;
  *     <li>the private data holds 40 bytes at the connection data offset;</li>
  *     <li>version is 1 (a C passive side rejects anything else, a C active side fails with ENOTSUP);</li>
  *     <li>credits are not 0: a peer with no receive credits could never be sent anything;</li>
+ *     <li>with {@link ConnectionDataDescriptor#FLAG_SHARED_CREDITS}, the credit window is in [credits,
+ *     {@value ConnectionDataDescriptor#MAX_CREDIT_WINDOW}];</li>
  *     <li>the target SGL has 1 to {@link #maxTargetSglEntries()} entries (default
  *     {@value #MAX_TARGET_SGL_ENTRIES_DEFAULT}; C peers advertise 2). We cycle SGE writes over that many slots, so
  *     the cap bounds what a peer can make us track;</li>
@@ -20,7 +22,8 @@ import org.agrona.DirectBuffer;
  * </ul>
  *
  * The iomap scale byte always decodes; it is read only when {@link ConnectionDataDescriptor#FLAG_IOMAP} is set, as
- * C does, and counts 0 otherwise. The reserved bytes are ignored. Flag bits beyond NET and IOMAP are accepted and
+ * C does, and counts 0 otherwise. The reserved bytes are ignored unless that flag says they hold the
+ * credit window. Flag bits beyond NET and IOMAP are accepted and
  * ignored unless {@link #refuseUnknownFlags(boolean)} is set; our own reserved extension bits are never refused.
  *
  * <p>Not thread-safe while being configured; {@link #validate(DirectBuffer, int, int)} itself keeps no state.
@@ -132,6 +135,17 @@ public final class ConnectionDataValidator {
         if (credits == 0) {
             throw new ProtocolException("peer advertised no receive credits: credits=0");
         }
+        final int creditWindow;
+        if ((flags & ConnectionDataDescriptor.FLAG_SHARED_CREDITS) != 0) {
+            creditWindow = ConnectionDataFlyweight.creditWindow(privateData, offset);
+            if (creditWindow < credits || creditWindow > ConnectionDataDescriptor.MAX_CREDIT_WINDOW) {
+                throw new ProtocolException("credit window must be in [credits, "
+                    + ConnectionDataDescriptor.MAX_CREDIT_WINDOW + "]: creditWindow=" + creditWindow + ", credits="
+                    + credits);
+            }
+        } else {
+            creditWindow = credits;
+        }
 
         final long entries = ConnectionDataFlyweight.targetSglEntries(privateData, offset);
         if (entries < 1 || entries > maxTargetSglEntries) {
@@ -161,7 +175,8 @@ public final class ConnectionDataValidator {
             (int) entries,
             dataBufferAddress,
             ConnectionDataFlyweight.dataBufferKey(privateData, offset),
-            (int) length);
+            (int) length,
+            creditWindow);
     }
 
     /**

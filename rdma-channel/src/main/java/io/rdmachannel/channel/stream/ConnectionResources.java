@@ -17,7 +17,9 @@ import java.lang.foreign.MemorySegment;
  * the device context, a send and a receive completion queue (both signal the context's readiness source with the
  * connection's token), the send ring with its inline stage and control slots, the receive ring, the target SGL the
  * peer writes, the message buffers of message mode (together a {@link ConnectionMemory}, taken from and given back
- * to the context's {@link ConnectionMemoryPool}), and the queue pair. Filled by the CM's callbacks ({@link #allocate},
+ * to the context's {@link ConnectionMemoryPool}), and the queue pair. In SRQ mode the receives are the context's
+ * {@link SharedReceivePool}'s: the connection reserves some there instead of posting its own, and message buffers
+ * are the pool's too. Filled by the CM's callbacks ({@link #allocate},
  * {@link #bind}), one at a time; {@link #release} runs with both of the connection's locks held, so no side is using a
  * resource while it goes.
  *
@@ -34,6 +36,11 @@ final class ConnectionResources {
     final int receiveBufferSize;
     final int controlWindow;
     final int targetSglEntries;
+    /** SRQ mode was asked for (it is on if {@link #sharedPool} is set: the device has shared receive queues). */
+    final boolean sharedRequested;
+    final int sharedQueueSize;
+    /** SRQ mode: the credits always reserved, the initial ones. */
+    final int minimumCredits;
 
     DeviceContext context;
     int token = -1;
@@ -51,6 +58,12 @@ final class ConnectionResources {
     boolean messageMode;
     boolean synchronousTransfer;
     int inlineSize;
+    /** SRQ mode: the device's shared receive queue; null with a receive queue of our own. */
+    SharedReceivePool sharedPool;
+    /** SRQ mode: receives of {@link #sharedPool} reserved for this connection (its credits and spares). */
+    int sharedReserved;
+    /** Without SRQ mode: the receives posted on the queue pair, for the context's count. */
+    int ownReceivesPosted;
 
     ConnectionResources(final StreamOptions options, final StreamConfiguration configuration) {
         this.sendQueueSize = options.sendQueueSize();
@@ -60,6 +73,16 @@ final class ConnectionResources {
         this.sendBufferSize = options.sendBufferSize();
         this.receiveBufferSize = options.receiveBufferSize();
         this.targetSglEntries = configuration.targetSglEntries();
+        this.sharedRequested = options.sharedReceiveQueue();
+        this.sharedQueueSize = configuration.sharedReceiveQueueSize();
+        this.minimumCredits = Math.min(configuration.sharedReceiveCredits(), receiveQueueSize);
+    }
+
+    /**
+     * The credits advertised in the connection data: all of the receive queue, or in SRQ mode the minimum.
+     */
+    int initialCredits() {
+        return sharedPool != null ? minimumCredits : receiveQueueSize;
     }
 
     /**
@@ -95,10 +118,13 @@ final class ConnectionResources {
             if (messageMode) {
                 inlineSize = Math.max(inlineSize, MessageSendDescriptor.LENGTH);
             }
+            if (sharedRequested && device.attributes().has(DeviceCapability.SHARED_RECEIVE_QUEUE)) {
+                reserveShared(device);
+            }
             memory = context.memoryPool().acquire(new ConnectionMemory.Shape(
                 sendBufferSize + MAX_INLINE_STAGE + (long) controlWindow * SgeDescriptor.LENGTH, receiveBufferSize,
                 (long) targetSglEntries * SgeDescriptor.LENGTH,
-                messageMode ? MessageSendDescriptor.bufferOffset(receiveDepth()) : 0));
+                messageMode && sharedPool == null ? MessageSendDescriptor.bufferOffset(receiveDepth()) : 0));
             sendMemory = memory.sendMemory;
             sendRegion = memory.sendRegion;
             receiveRegion = memory.receiveRegion;
@@ -108,6 +134,22 @@ final class ConnectionResources {
             release(owner);
             throw ex;
         }
+    }
+
+    /**
+     * SRQ mode: reserve this connection's minimum credits and spare receives in the device's shared receive queue.
+     */
+    private void reserveShared(final RdmaDevice device) throws IOException {
+        final SharedReceivePool pool = context.sharedReceivePool(sharedQueueSize, messageMode);
+        final int count = minimumCredits + spareReceives;
+        if (!pool.reserve(count)) {
+            throw new IOException("the shared receive queue of device " + device.name() + " is full: all "
+                + pool.capacity() + " receives are reserved by connections, this one needs " + count + " ("
+                + StreamConfiguration.SHARED_RECEIVE_CREDITS_PROP_NAME + "=" + minimumCredits + " and "
+                + spareReceives + " spares); raise " + StreamConfiguration.SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME);
+        }
+        sharedPool = pool;
+        sharedReserved = count;
     }
 
     /**
@@ -130,7 +172,7 @@ final class ConnectionResources {
      * How to create the queue pair: sends complete on the send queue, receives on the receive queue.
      */
     QueuePairInitAttributes queuePairAttributes() {
-        return new QueuePairInitAttributes()
+        return new QueuePairInitAttributes().sharedReceiveQueue(sharedPool == null ? null : sharedPool.queue())
             .sendCompletionQueue(sendCompletionQueue).receiveCompletionQueue(receiveCompletionQueue)
             .maxSendWorkRequests(sendQueueSize).maxReceiveWorkRequests(receiveDepth())
             .maxSendSge(2).maxReceiveSge(1).maxInlineData(inlineSize).signalAll(true);
@@ -147,7 +189,7 @@ final class ConnectionResources {
                 + " bytes; queue pair " + pair.number() + " offers maxInlineData=" + pair.maxInlineData());
         }
         sendRequest = pair.createSendWorkRequest();
-        receiveRequest = pair.createReceiveWorkRequest();
+        receiveRequest = sharedPool != null ? sharedPool.createReceiveWorkRequest() : pair.createReceiveWorkRequest();
     }
 
     /**
@@ -157,6 +199,10 @@ final class ConnectionResources {
     void release(final RsocketConnection owner) {
         RuntimeException failure = null;
         failure = Closing.close(queuePair, failure);
+        if (ownReceivesPosted > 0) {
+            context.ownReceivesPosted(-ownReceivesPosted);
+            ownReceivesPosted = 0;
+        }
         // before the queue pair is bound the peer was never told where the memory is
         final boolean reusable = queuePair == null || failure == null && queuePair.peerAccessEnded();
         queuePair = null;
@@ -173,6 +219,12 @@ final class ConnectionResources {
         receiveRegion = null;
         sendRegion = null;
         sendMemory = null;
+        if (sharedPool != null) {
+            // the queue pair is gone: no message can take one of the receives reserved for it any more
+            sharedPool.giveBack(sharedReserved);
+            sharedReserved = 0;
+            sharedPool = null;
+        }
         failure = Closing.close(receiveCompletionQueue, failure);
         receiveCompletionQueue = null;
         failure = Closing.close(sendCompletionQueue, failure);

@@ -10,6 +10,7 @@ import io.rdmachannel.channel.spi.ReadinessSource;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
 
 import org.slf4j.Logger;
@@ -40,6 +41,10 @@ final class DeviceContext implements AutoCloseable {
     /** Registrations of {@link BufferRegistry} allocations on this protection domain, by allocation id. */
     private volatile MemoryRegion[] registeredBuffers = new MemoryRegion[0];
     private final IntConsumer releaseListener = this::forgetRegisteredBuffer;
+    /** Receives posted by connections with receive queues of their own (not SRQ mode); for the management view. */
+    private final AtomicLong ownPostedReceives = new AtomicLong();
+    /** The shared receive queue of SRQ mode, made for the first connection in that mode. */
+    private volatile SharedReceivePool sharedReceivePool;
 
     DeviceContext(final RdmaDevice device, final int memoryPoolSize, final long memoryPoolIdleMillis,
         final ConnectionMemoryPool.Scheduler timer) throws IOException {
@@ -146,6 +151,41 @@ final class DeviceContext implements AutoCloseable {
         return memoryPool;
     }
 
+    /**
+     * The shared receive queue of SRQ mode, created with up to {@code size} receives on first use.
+     *
+     * @throws IOException if the device cannot create it.
+     */
+    synchronized SharedReceivePool sharedReceivePool(final int size, final boolean messageMode) throws IOException {
+        if (closed) {
+            throw new IOException("the engine's context of device " + device.name() + " is closed");
+        }
+        if (sharedReceivePool == null) {
+            sharedReceivePool = SharedReceivePool.create(protectionDomain, size,
+                device.attributes().maxSharedReceiveQueueWorkRequests(), messageMode);
+        }
+        return sharedReceivePool;
+    }
+
+    /**
+     * A connection with a receive queue of its own posted (positive) or dropped with its queue pair (negative)
+     * {@code count} receives.
+     */
+    void ownReceivesPosted(final long count) {
+        ownPostedReceives.addAndGet(count);
+    }
+
+    long ownPostedReceives() {
+        return ownPostedReceives.get();
+    }
+
+    /**
+     * The shared receive queue if SRQ mode was used on this device; for the management view.
+     */
+    SharedReceivePool sharedReceivePoolIfAny() {
+        return sharedReceivePool;
+    }
+
     ProtectionDomain protectionDomain() {
         return protectionDomain;
     }
@@ -226,7 +266,9 @@ final class DeviceContext implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
+        synchronized (this) {
+            closed = true;
+        }
         if (poller != null) {
             readinessSource.wakeup();
             try {
@@ -243,6 +285,14 @@ final class DeviceContext implements AutoCloseable {
                 }
             }
             registeredBuffers = new MemoryRegion[0];
+        }
+        final SharedReceivePool pool = sharedReceivePool;
+        if (pool != null) {
+            try {
+                pool.close();
+            } catch (final RuntimeException ex) {
+                LOG.warn("destroying the shared receive queue of device {} failed", device.name(), ex);
+            }
         }
         try {
             memoryPool.close();

@@ -16,6 +16,8 @@ import java.nio.ByteOrder;
  * @param dataBufferAddress address of the peer's first receive region: our slot 0.
  * @param dataBufferKey     rkey of the peer's receive ring.
  * @param dataBufferLength  bytes in the peer's first receive region, at least 1.
+ * @param creditWindow      the most credits the peer may grant at once: {@code credits}, or the window it declared
+ *                          with {@link ConnectionDataDescriptor#FLAG_SHARED_CREDITS}.
  */
 public record PeerConnectionData(
     int flags,
@@ -26,7 +28,8 @@ public record PeerConnectionData(
     int targetSglEntries,
     long dataBufferAddress,
     int dataBufferKey,
-    int dataBufferLength) {
+    int dataBufferLength,
+    int creditWindow) {
 
     /**
      * The peer's byte order: SGE and iomap entries written into its target SGL must use it.

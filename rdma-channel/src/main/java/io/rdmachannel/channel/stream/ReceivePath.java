@@ -5,6 +5,7 @@ import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.WorkCompletion;
 
@@ -48,6 +49,12 @@ final class ReceivePath {
     private MemoryRegion messageRegion;
     private UnsafeBuffer messageView;
     private PeerConnectionData peer;
+    // SRQ mode: the shared receives, the connection's account there, the current credit window
+    private ConnectionResources resources;
+    private SharedReceivePool sharedPool;
+    private int minimumCredits;
+    private int spareReceives;
+    private int creditWindow;
 
     private int receiveSequence;
     private int receivedMessages;
@@ -86,12 +93,20 @@ final class ReceivePath {
         receive = resources.receiveRequest;
         receiveView = resources.receiveRegion.segment().asByteBuffer();
         messageMode = resources.messageMode;
+        this.resources = resources;
+        sharedPool = resources.sharedPool;
+        minimumCredits = resources.minimumCredits;
+        spareReceives = resources.spareReceives;
         if (messageMode) {
-            messageRegion = resources.messageRegion;
+            messageRegion = sharedPool != null ? sharedPool.messageRegion() : resources.messageRegion;
             messageView = new UnsafeBuffer(messageRegion.segment().asByteBuffer());
         }
-        for (int i = 0; i < resources.receiveDepth(); i++) {
-            postReceive(i);
+        if (sharedPool == null) {
+            for (int i = 0; i < resources.receiveDepth(); i++) {
+                postReceive(i);
+            }
+            resources.ownReceivesPosted = resources.receiveDepth();
+            resources.context.ownReceivesPosted(resources.ownReceivesPosted);
         }
     }
 
@@ -101,8 +116,9 @@ final class ReceivePath {
      */
     void start(final PeerConnectionData connectionData) {
         peer = connectionData;
-        receiveThreshold = receiveQueueSize / 2;
-        grantedLimit = receiveQueueSize & CreditSequence.MASK;
+        creditWindow = sharedPool != null ? minimumCredits : receiveQueueSize;
+        receiveThreshold = creditWindow / 2;
+        grantedLimit = creditWindow & CreditSequence.MASK;
         receiveBufferFree = half;
         receiveFreeOffset = half;
         advertisedBytes = half;
@@ -110,6 +126,35 @@ final class ReceivePath {
         remoteSge = 1 % connectionData.targetSglEntries();
         giveCredits();
     }
+
+    /**
+     * SRQ mode, before the queue pair goes: stop it taking shared receives, then post again every one a message took
+     * that was not polled yet. A receive consumed but never polled would be lost to the shared queue while its
+     * account still counts it: the credits of other connections would no longer be backed. Both locks held.
+     */
+    void drainShared() {
+        if (sharedPool == null || queuePair == null || completionQueue == null) {
+            return;
+        }
+        try {
+            queuePair.modify(QueuePairState.ERROR, null);
+        } catch (final IOException | RuntimeException ex) {
+            // closed or failed already: it takes no receive either way
+        }
+        try {
+            while (completionQueue.poll(repostOnly, 32) > 0) {
+                // each completion was reposted by repostOnly
+            }
+        } catch (final RuntimeException ex) {
+            // the completion queue failed: what it held is lost to the shared queue, and only that
+        }
+    }
+
+    private final CompletionHandler repostOnly = completion -> {
+        if (completion.status() == CompletionStatus.SUCCESS) {
+            sharedPool.repost(receive, completion.workRequestId());
+        }
+    };
 
     void detach() {
         completionQueue = null;
@@ -169,6 +214,9 @@ final class ReceivePath {
         }
         state.resolveDeferredFailure(queuePair);
         giveCredits();
+        if (sharedPool != null) {
+            trimShared();
+        }
     }
 
     private void onCompletion(final WorkCompletion completion) {
@@ -187,6 +235,7 @@ final class ReceivePath {
         }
         if (state.error() != null) {
             // polled in the same batch as the failure: nothing the peer sent after it is trusted
+            repostShared(completion);
             return;
         }
         try {
@@ -210,10 +259,22 @@ final class ReceivePath {
             }
         } catch (final ProtocolException ex) {
             state.fail(ex, queuePair);
+            repostShared(completion);
             return;
         }
-        if (!state.closing && state.error() == null) {
+        if (sharedPool != null) {
+            sharedPool.repost(receive, completion.workRequestId());
+        } else if (!state.closing && state.error() == null) {
             postReceive(completion.workRequestId());
+        }
+    }
+
+    /**
+     * SRQ mode: a receive a message took goes back to the shared queue whatever became of this connection.
+     */
+    private void repostShared(final WorkCompletion completion) {
+        if (sharedPool != null) {
+            sharedPool.repost(receive, completion.workRequestId());
         }
     }
 
@@ -299,20 +360,65 @@ final class ReceivePath {
             return;
         }
         final boolean region = receiveBufferFree >= half;
-        if (!region && (short) (receiveSequence - receiveThreshold) < 0) {
+        final boolean creditsDue = (short) (receiveSequence - receiveThreshold) >= 0;
+        if (!region && !creditsDue) {
             return;
         }
-        final int limit = CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
+        final int limit = sharedPool != null ? sharedLimit(creditsDue)
+            : CreditSequence.grantLimit(receiveSequence, receiveQueueSize);
+        if (!region && limit == grantedLimit) {
+            return;
+        }
         if (!send.grant(limit, region ? receiveFreeOffset : ControlWindow.NO_REGION, remoteSge)) {
             return;
         }
         grantedLimit = limit;
-        receiveThreshold = CreditSequence.add(receiveSequence, receiveQueueSize / 2);
+        if (sharedPool != null) {
+            creditWindow = Math.max(minimumCredits, CreditSequence.window(receiveSequence, limit));
+        }
+        receiveThreshold = CreditSequence.add(receiveSequence, creditWindow / 2);
         if (region) {
             receiveFreeOffset = (receiveFreeOffset + half) % receiveBufferSize;
             remoteSge = (remoteSge + 1) % peer.targetSglEntries();
             receiveBufferFree -= half;
             advertisedBytes += half;
+        }
+    }
+
+    /**
+     * SRQ mode: the credit limit to grant. The window doubles (up to the receive queue size) while credits are what
+     * runs out, and halves (down to the minimum) when a ring region is what frees up; beyond what the connection
+     * has reserved, it borrows from the shared pool, and grants only what it could reserve. It can always grant its
+     * minimum: that stays reserved.
+     */
+    private int sharedLimit(final boolean creditsDue) {
+        final int desired = creditsDue ? Math.min(receiveQueueSize, creditWindow * 2)
+            : Math.max(minimumCredits, creditWindow / 2);
+        int limit = CreditSequence.grantLimit(receiveSequence, desired);
+        if ((short) (limit - grantedLimit) < 0) {
+            // a smaller window than the credits already granted: those cannot be taken back
+            limit = grantedLimit;
+        }
+        final int need = CreditSequence.window(receivedMessages, limit) + spareReceives - resources.sharedReserved;
+        if (need > 0) {
+            final int got = sharedPool.borrow(need);
+            resources.sharedReserved += got;
+            limit = CreditSequence.add(limit, got - need);
+        }
+        return limit;
+    }
+
+    /**
+     * SRQ mode: keep reserved what backs the credits still outstanding and the spares, never less than the minimum;
+     * give the rest back to the shared pool.
+     */
+    private void trimShared() {
+        final int keep = Math.max(minimumCredits, CreditSequence.window(receivedMessages, grantedLimit))
+            + spareReceives;
+        final int surplus = resources.sharedReserved - keep;
+        if (surplus > 0) {
+            resources.sharedReserved = keep;
+            sharedPool.giveBack(surplus);
         }
     }
 
@@ -360,6 +466,9 @@ final class ReceivePath {
     private long endRead(final long taken) throws IOException {
         if (taken > 0) {
             giveCredits();
+            if (sharedPool != null) {
+                trimShared();
+            }
             return taken;
         }
         return endOfInput();
@@ -513,6 +622,17 @@ final class ReceivePath {
     void describe(final StringBuilder out) {
         out.append("receiveSequence=").append(receiveSequence).append(", queuedMessages=").append(messageCount)
             .append(", receivedBytes=").append(receivedBytes).append(", advertisedBytes=").append(advertisedBytes);
+        if (sharedPool != null) {
+            out.append(", sharedReceiveQueue=true, creditWindow=").append(creditWindow).append(", sharedReserved=")
+                .append(resources.sharedReserved);
+        }
+    }
+
+    /**
+     * SRQ mode: the credit window now; the receive queue size otherwise. The caller holds the lock.
+     */
+    int creditWindow() {
+        return creditWindow;
     }
 
     /**

@@ -128,9 +128,13 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             peer = validate(peerPrivateData);
         }
         final ByteBuffer data = ByteBuffer.allocate(ConnectionDataDescriptor.LENGTH);
-        new ConnectionDataFlyweight().wrap(new UnsafeBuffer(data), 0)
-            .header(ConnectionDataDescriptor.localFlags(ByteOrder.nativeOrder()), resources.receiveQueueSize)
-            .iomapEntries(0)
+        final ConnectionDataFlyweight connectionData = new ConnectionDataFlyweight().wrap(new UnsafeBuffer(data), 0)
+            .header(ConnectionDataDescriptor.localFlags(ByteOrder.nativeOrder()), resources.initialCredits());
+        if (resources.sharedPool != null) {
+            // SRQ mode: few credits to start with, up to the receive queue size later
+            connectionData.creditWindow(resources.receiveQueueSize);
+        }
+        connectionData.iomapEntries(0)
             .targetSgl(resources.targetRegion.address(), resources.targetRegion.remoteKey(),
                 resources.targetSglEntries)
             .dataBuffer(resources.receiveRegion.address(), resources.receiveRegion.remoteKey(),
@@ -722,6 +726,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             }
         }
         send.detach();
+        receive.drainShared();
         receive.detach();
         resources.release(this);
     }
@@ -752,6 +757,26 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      */
     ReentrantLock sendLock() {
         return send.sendLock();
+    }
+
+    /**
+     * SRQ mode: the device's shared receive pool, for tests and diagnostics; null with a receive queue of our own.
+     */
+    SharedReceivePool sharedReceivePool() {
+        return resources.sharedPool;
+    }
+
+    /**
+     * SRQ mode: the receives reserved for this connection now and its credit window, for tests: {@code [reserved,
+     * window]}.
+     */
+    int[] sharedAccount() {
+        receive.lock();
+        try {
+            return new int[] {resources.sharedReserved, receive.creditWindow()};
+        } finally {
+            receive.unlock();
+        }
     }
 
     /**

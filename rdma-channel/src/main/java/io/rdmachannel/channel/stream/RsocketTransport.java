@@ -198,8 +198,11 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
         final DeviceInfo[] devices = new DeviceInfo[current.length];
         for (int i = 0; i < current.length; i++) {
             final RdmaDevice device = current[i].device();
+            final SharedReceivePool pool = current[i].sharedReceivePoolIfAny();
             devices[i] = new DeviceInfo(provider.name(), device.name(), current[i].connectionCount(),
-                current[i].registeredBufferCount(), device.resources(), device.events());
+                current[i].registeredBufferCount(), device.resources(), device.events(),
+                current[i].ownPostedReceives() + (pool == null ? 0 : pool.posted()),
+                pool == null ? 0 : pool.posted() - pool.unreserved());
         }
         return devices;
     }

@@ -294,7 +294,7 @@ final class SendPath {
         seenAnnouncements = count;
         try {
             sendLimit = CreditSequence.checkCreditLimit(sendSequence, sendLimit, state.announcedLimit,
-                peer.credits());
+                peer.creditWindow());
             targets.adopt();
             return true;
         } catch (final ProtocolException ex) {

@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.stream;
 
+import static io.rdmachannel.channel.internal.Settings.booleanProperty;
 import static io.rdmachannel.channel.internal.Settings.intProperty;
 import static io.rdmachannel.channel.internal.Settings.invalid;
 
@@ -107,6 +108,28 @@ public final class StreamConfiguration {
     /** Default for {@link #MEMORY_POOL_SIZE_PROP_NAME}. */
     public static final int MEMORY_POOL_SIZE_DEFAULT = 16;
 
+    /**
+     * Whether connections take their receives from one shared receive queue per device (SRQ mode) instead of a
+     * receive queue each: a connection then holds only {@link #SHARED_RECEIVE_CREDITS_PROP_NAME} credits of its own
+     * while idle and borrows up to {@link #RECEIVE_QUEUE_SIZE_PROP_NAME} from the shared pool while busy. The
+     * default of every listener and connection; {@code RDMA_SHARED_RECEIVE_QUEUE} sets it for one.
+     */
+    public static final String SHARED_RECEIVE_QUEUE_PROP_NAME = "rdmachannel.stream.sharedReceiveQueue";
+
+    /** The most receives a device's shared receive queue holds (at most the device's limit). */
+    public static final String SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME = "rdmachannel.stream.sharedReceiveQueueSize";
+    /** Default for {@link #SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME}. */
+    public static final int SHARED_RECEIVE_QUEUE_SIZE_DEFAULT = 65536;
+
+    /**
+     * The credits a connection in SRQ mode always keeps reserved in the shared receive queue (at most its
+     * {@link #RECEIVE_QUEUE_SIZE_PROP_NAME}): what it starts with and never falls below, so no other connection can
+     * starve it.
+     */
+    public static final String SHARED_RECEIVE_CREDITS_PROP_NAME = "rdmachannel.stream.sharedReceiveCredits";
+    /** Default for {@link #SHARED_RECEIVE_CREDITS_PROP_NAME}. */
+    public static final int SHARED_RECEIVE_CREDITS_DEFAULT = 8;
+
     /** How long, in milliseconds, an ended connection's memory is kept for the next connection. */
     public static final String MEMORY_POOL_IDLE_MILLIS_PROP_NAME = "rdmachannel.stream.memoryPoolIdleMillis";
     /** Default for {@link #MEMORY_POOL_IDLE_MILLIS_PROP_NAME}. */
@@ -183,6 +206,9 @@ public final class StreamConfiguration {
     private final int sendCompletionTimeoutMillis;
     private final int memoryPoolSize;
     private final int memoryPoolIdleMillis;
+    private final boolean sharedReceiveQueue;
+    private final int sharedReceiveQueueSize;
+    private final int sharedReceiveCredits;
     private final int stallEventMillis;
     private final int resolveAttempts;
     private final int retryCount;
@@ -220,6 +246,11 @@ public final class StreamConfiguration {
         memoryPoolSize = intProperty(properties, MEMORY_POOL_SIZE_PROP_NAME, MEMORY_POOL_SIZE_DEFAULT, 0, 4096);
         memoryPoolIdleMillis = intProperty(properties, MEMORY_POOL_IDLE_MILLIS_PROP_NAME,
             MEMORY_POOL_IDLE_MILLIS_DEFAULT, 1, 3_600_000);
+        sharedReceiveQueue = booleanProperty(properties, SHARED_RECEIVE_QUEUE_PROP_NAME, false);
+        sharedReceiveQueueSize = intProperty(properties, SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME,
+            SHARED_RECEIVE_QUEUE_SIZE_DEFAULT, 64, 1 << 24);
+        sharedReceiveCredits = intProperty(properties, SHARED_RECEIVE_CREDITS_PROP_NAME,
+            SHARED_RECEIVE_CREDITS_DEFAULT, 2, QUEUE_PAIR_MAX_SIZE);
         stallEventMillis = intProperty(properties, STALL_EVENT_THRESHOLD_PROP_NAME, STALL_EVENT_THRESHOLD_DEFAULT, 1,
             3_600_000);
         resolveAttempts = intProperty(properties, RESOLVE_ATTEMPTS_PROP_NAME, RESOLVE_ATTEMPTS_DEFAULT, 1, 10);
@@ -444,6 +475,33 @@ public final class StreamConfiguration {
     }
 
     /**
+     * Whether connections share a receive queue per device by default (SRQ mode).
+     *
+     * @return true for SRQ mode.
+     */
+    public boolean sharedReceiveQueue() {
+        return sharedReceiveQueue;
+    }
+
+    /**
+     * The most receives a device's shared receive queue holds.
+     *
+     * @return receives, before the device's limit.
+     */
+    public int sharedReceiveQueueSize() {
+        return sharedReceiveQueueSize;
+    }
+
+    /**
+     * The credits a connection in SRQ mode keeps reserved.
+     *
+     * @return credits, before the connection's receive queue size.
+     */
+    public int sharedReceiveCredits() {
+        return sharedReceiveCredits;
+    }
+
+    /**
      * How long an ended connection's memory set is kept.
      *
      * @return milliseconds.
@@ -535,6 +593,9 @@ public final class StreamConfiguration {
             + ", sendCompletionTimeoutMillis=" + sendCompletionTimeoutMillis
             + ", memoryPoolSize=" + memoryPoolSize
             + ", memoryPoolIdleMillis=" + memoryPoolIdleMillis
+            + ", sharedReceiveQueue=" + sharedReceiveQueue
+            + ", sharedReceiveQueueSize=" + sharedReceiveQueueSize
+            + ", sharedReceiveCredits=" + sharedReceiveCredits
             + ", stallEventMillis=" + stallEventMillis
             + ", resolveAttempts=" + resolveAttempts
             + ", retryCount=" + retryCount

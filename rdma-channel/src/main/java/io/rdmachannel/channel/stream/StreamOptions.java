@@ -30,6 +30,7 @@ public final class StreamOptions {
     private int inlineSize;
     private long busyPollNanos;
     private boolean keepAlive;
+    private boolean sharedReceiveQueue;
     private ConnectionRequestFilter requestFilter = ConnectionRequestFilter.ACCEPT_ALL;
     private String connectionManager;
 
@@ -55,6 +56,7 @@ public final class StreamOptions {
             MAX_QUEUE_SIZE);
         this.inlineSize = Math.min(configuration.inlineDataLength(), MAX_INLINE);
         this.busyPollNanos = configuration.pollingTimeMicros() * 1000L;
+        this.sharedReceiveQueue = configuration.sharedReceiveQueue();
     }
 
     private static StreamConfiguration jvmDefaults() {
@@ -80,6 +82,7 @@ public final class StreamOptions {
         copy.inlineSize = inlineSize;
         copy.busyPollNanos = busyPollNanos;
         copy.keepAlive = keepAlive;
+        copy.sharedReceiveQueue = sharedReceiveQueue;
         return copy;
     }
 
@@ -91,6 +94,7 @@ public final class StreamOptions {
         this.inlineSize = other.inlineSize;
         this.busyPollNanos = other.busyPollNanos;
         this.keepAlive = other.keepAlive;
+        this.sharedReceiveQueue = other.sharedReceiveQueue;
         this.requestFilter = other.requestFilter;
         this.connectionManager = other.connectionManager;
     }
@@ -225,6 +229,28 @@ public final class StreamOptions {
     }
 
     /**
+     * Set whether the connection (or every connection a listener accepts) takes its receives from its device's
+     * shared receive queue (SRQ mode, {@link StreamConfiguration#SHARED_RECEIVE_QUEUE_PROP_NAME}). On a device
+     * without shared receive queues the connection has a receive queue of its own.
+     *
+     * @param enabled the setting.
+     * @return this.
+     */
+    public StreamOptions sharedReceiveQueue(final boolean enabled) {
+        this.sharedReceiveQueue = enabled;
+        return this;
+    }
+
+    /**
+     * Whether SRQ mode is asked for.
+     *
+     * @return whether enabled.
+     */
+    public boolean sharedReceiveQueue() {
+        return sharedReceiveQueue;
+    }
+
+    /**
      * The receive ring size.
      *
      * @return bytes.
@@ -303,6 +329,7 @@ public final class StreamOptions {
     public String toString() {
         return "StreamOptions{receiveBufferSize=" + receiveBufferSize + ", sendBufferSize=" + sendBufferSize
             + ", sendQueueSize=" + sendQueueSize + ", receiveQueueSize=" + receiveQueueSize
-            + ", inlineSize=" + inlineSize + ", busyPollNanos=" + busyPollNanos + ", keepAlive=" + keepAlive + '}';
+            + ", inlineSize=" + inlineSize + ", busyPollNanos=" + busyPollNanos + ", keepAlive=" + keepAlive
+            + ", sharedReceiveQueue=" + sharedReceiveQueue + '}';
     }
 }

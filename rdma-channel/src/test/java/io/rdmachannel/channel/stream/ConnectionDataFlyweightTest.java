@@ -157,8 +157,8 @@ class ConnectionDataFlyweightTest {
     @Test
     void shouldReportUndefinedFlagBitsOnly() {
         assertEquals(0, ConnectionDataDescriptor.unknownFlags(0x03));
-        assertEquals(0, ConnectionDataDescriptor.unknownFlags(0xC3));
-        assertEquals(0x3C, ConnectionDataDescriptor.unknownFlags(0xFF));
-        assertEquals(0x04, ConnectionDataDescriptor.unknownFlags(0x06));
+        assertEquals(0, ConnectionDataDescriptor.unknownFlags(0xC7));
+        assertEquals(0x38, ConnectionDataDescriptor.unknownFlags(0xFF));
+        assertEquals(0x08, ConnectionDataDescriptor.unknownFlags(0x0A));
     }
 }

@@ -29,7 +29,7 @@ class ConnectionDataValidatorTest {
         final PeerConnectionData data = validator.validate(buffer, 0, 40);
 
         assertEquals(new PeerConnectionData(0x02, 384, 0, 0x00007f0012340000L, 0x1234, 2,
-            0x00007f0012350000L, 0xabcd, 65536), data);
+            0x00007f0012350000L, 0xabcd, 65536, 384), data);
         assertEquals(ByteOrder.LITTLE_ENDIAN, data.byteOrder());
         assertTrue(data.hasIomap());
         assertEquals(0x00007f0012340020L, data.iomapTableAddress());
@@ -42,7 +42,7 @@ class ConnectionDataValidatorTest {
         final PeerConnectionData data = validator.validate(bufferOf(BIG_ENDIAN_FIXTURE), 0, 40);
 
         assertEquals(new PeerConnectionData(0x03, 16, 512, 0xffffffff00001000L, 0xdeadbeef, 2,
-            0x200000L, 0x80000001, 512 * 1024), data);
+            0x200000L, 0x80000001, 512 * 1024, 16), data);
         assertEquals(ByteOrder.BIG_ENDIAN, data.byteOrder());
     }
 
@@ -192,11 +192,11 @@ class ConnectionDataValidatorTest {
 
     @Test
     void shouldAcceptAndReportUnknownAndExtensionFlags() throws ProtocolException {
-        flyweight.flags(0xFE);
+        flyweight.flags(0xFA);
 
         final PeerConnectionData data = validator.validate(buffer, 0, 40);
 
-        assertEquals(0x3C, data.unknownFlags());
+        assertEquals(0x38, data.unknownFlags());
         assertEquals(ConnectionDataDescriptor.FLAG_XRC | ConnectionDataDescriptor.FLAG_ZERO_COPY_PLACEMENT,
             data.extensionFlags());
     }
@@ -204,8 +204,8 @@ class ConnectionDataValidatorTest {
     @Test
     void shouldRefuseUnknownFlagsWhenAskedTo() {
         validator.refuseUnknownFlags(true);
-        flyweight.flags(0x06);
-        assertEquals("unknown connection data flags: flags=0x6", refusal());
+        flyweight.flags(0x0A);
+        assertEquals("unknown connection data flags: flags=0xa", refusal());
     }
 
     @Test
@@ -213,6 +213,28 @@ class ConnectionDataValidatorTest {
         validator.refuseUnknownFlags(true);
         flyweight.flags(0xC2);
         assertEquals(0xC0, validator.validate(buffer, 0, 40).extensionFlags());
+    }
+
+    @Test
+    void shouldTakeTheCreditWindowOnlyWithTheSharedCreditsFlag() throws ProtocolException {
+        buffer.putShort(ConnectionDataDescriptor.CREDIT_WINDOW_OFFSET, (short) 1000,
+            ConnectionDataDescriptor.BYTE_ORDER);
+        assertEquals(384, validator.validate(buffer, 0, 40).creditWindow());
+
+        flyweight.creditWindow(1000);
+
+        final PeerConnectionData data = validator.validate(buffer, 0, 40);
+        assertEquals(1000, data.creditWindow());
+        assertEquals(384, data.credits());
+        assertEquals(ConnectionDataDescriptor.FLAG_SHARED_CREDITS, data.extensionFlags());
+    }
+
+    @Test
+    void shouldRefuseACreditWindowBelowTheCreditsOrBeyondHalfTheSequence() {
+        flyweight.creditWindow(383);
+        assertEquals("credit window must be in [credits, 32767]: creditWindow=383, credits=384", refusal());
+        flyweight.creditWindow(0x8000);
+        assertEquals("credit window must be in [credits, 32767]: creditWindow=32768, credits=384", refusal());
     }
 
     @Test

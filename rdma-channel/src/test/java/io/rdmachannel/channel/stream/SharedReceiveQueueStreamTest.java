@@ -1,0 +1,247 @@
+package io.rdmachannel.channel.stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmachannel.channel.spi.RdmaProviders;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * SRQ mode on the shm provider: the connections a listener accepts take their receives from one shared receive
+ * queue per device, reserve only their minimum credits (and spares) while idle, borrow while busy, and give back
+ * what they reserved when they close. The clients here keep receive queues of their own, so the shared queue's
+ * account is the listener's alone.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class SharedReceiveQueueStreamTest {
+    private static final int MINIMUM = StreamConfiguration.SHARED_RECEIVE_CREDITS_DEFAULT;
+    private static final int SPARES = StreamConfiguration.CONTROL_WINDOW_DEFAULT;
+
+    private final ExecutorService threads = Executors.newThreadPerTaskExecutor(
+        Thread.ofPlatform().daemon().factory());
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private final List<StreamConnection> accepted = new ArrayList<>();
+    private final List<StreamConnection> clients = new ArrayList<>();
+    private final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
+    private final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
+    private StreamTransport transport;
+    private StreamListener listener;
+
+    @AfterEach
+    void closeAll() {
+        for (final StreamConnection connection : clients) {
+            connection.wakeDirectWaiters();
+            connection.close();
+        }
+        for (final StreamConnection connection : accepted) {
+            connection.wakeDirectWaiters();
+            connection.close();
+        }
+        if (listener != null) {
+            listener.close();
+        }
+        threads.shutdownNow();
+        if (transport != null) {
+            StreamTransports.close(transport);
+        }
+    }
+
+    /** A transport whose shared receive queues hold {@code size} receives, and a listener in SRQ mode. */
+    private void listen(final int size) throws IOException {
+        transport = WithProperty.open(StreamConfiguration.SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME, String.valueOf(size),
+            () -> StreamTransports.open(RdmaProviders.byName("shm")));
+        listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64,
+            new StreamOptions().sharedReceiveQueue(true), serverWaker);
+    }
+
+    /** Connect a client with a receive queue of its own; the accepted end is in SRQ mode. */
+    private RsocketConnection connect() throws IOException {
+        final SocketAddress address = listener.localAddress();
+        clients.add(BlockingStream.connect(transport.connect(address, null, new StreamOptions(), clientWaker),
+            clientWaker));
+        final StreamConnection server = BlockingStream.accept(listener, serverWaker);
+        accepted.add(server);
+        return (RsocketConnection) server;
+    }
+
+    @Test
+    void shouldReserveOnlyTheMinimumCreditsForAnIdleConnection() throws IOException {
+        listen(StreamConfiguration.SHARED_RECEIVE_QUEUE_SIZE_DEFAULT);
+        final RsocketConnection first = connect();
+        final RsocketConnection second = connect();
+
+        final SharedReceivePool pool = first.sharedReceivePool();
+        assertNotNull(pool, first::describe);
+        assertSame(pool, second.sharedReceivePool());
+        assertNull(((RsocketConnection) clients.get(0)).sharedReceivePool(), "the client asked for its own queue");
+        // one batch posted; each idle connection holds its minimum credits and spares, not 388 receives
+        assertEquals(SharedReceivePool.POST_BATCH, pool.posted());
+        assertEquals(SharedReceivePool.POST_BATCH - 2 * (MINIMUM + SPARES), pool.unreserved());
+        assertEquals(MINIMUM + SPARES, first.sharedAccount()[0]);
+        assertEquals(MINIMUM, first.sharedAccount()[1]);
+        assertTrue(first.describe().contains("sharedReceiveQueue=true"), first::describe);
+    }
+
+    @Test
+    void shouldCarryDataBothWaysAndGrowTheWindowWhileBusy() throws Exception {
+        listen(StreamConfiguration.SHARED_RECEIVE_QUEUE_SIZE_DEFAULT);
+        final RsocketConnection server = connect();
+        final StreamConnection client = clients.get(0);
+        int widest = 0;
+        final ByteBuffer message = ByteBuffer.allocate(64);
+        final ByteBuffer reply = ByteBuffer.allocate(64);
+        // many small messages in flight: credits, not ring space, run out, so the window doubles
+        final CompletableFuture<Long> sent = write(client, clientWaker, 4 << 20, 64, 1);
+        final CRC32 crc = new CRC32();
+        final ByteBuffer in = ByteBuffer.allocate(64);
+        long received = 0;
+        while (true) {
+            in.clear();
+            final int n = BlockingStream.read(server, in, serverWaker);
+            if (n < 0) {
+                break;
+            }
+            crc.update(in.array(), 0, n);
+            received += n;
+            widest = Math.max(widest, server.sharedAccount()[1]);
+        }
+        assertEquals(sent.get(60, TimeUnit.SECONDS), crc.getValue(), server::describe);
+        assertEquals(4 << 20, received);
+        assertTrue(widest > MINIMUM, "the window never grew: " + widest + "; " + server.describe());
+        // and back: the SRQ side sends as any connection does
+        message.put(new byte[] {1, 2, 3}).flip();
+        BlockingStream.writeFully(server, message, serverWaker);
+        assertEquals(3, BlockingStream.read(client, reply, clientWaker));
+    }
+
+    @Test
+    void shouldLetTwoBusyConnectionsShareAQueueSmallerThanOneWindow() throws Exception {
+        // 64 receives: 24 reserved by two connections, 40 to borrow, far below a window of 384
+        listen(64);
+        final RsocketConnection first = connect();
+        final RsocketConnection second = connect();
+        final CompletableFuture<Long> firstSent = write(clients.get(0), clientWaker, 8 << 20, 1000, 1);
+        final CompletableFuture<Long> secondSent = write(clients.get(1), clientWaker, 8 << 20, 100, 2);
+        final CompletableFuture<Long> firstRead = read(first, serverWaker);
+        final CompletableFuture<Long> secondRead = read(second, serverWaker);
+        try {
+            assertEquals(firstSent.get(60, TimeUnit.SECONDS), firstRead.get(60, TimeUnit.SECONDS), first::describe);
+            assertEquals(secondSent.get(60, TimeUnit.SECONDS), secondRead.get(60, TimeUnit.SECONDS),
+                second::describe);
+        } catch (final ExecutionException ex) {
+            throw new AssertionError("first: " + first.describe() + "; second: " + second.describe() + "; clients: "
+                + clients.get(0).describe() + "; " + clients.get(1).describe(), ex);
+        }
+        final SharedReceivePool pool = first.sharedReceivePool();
+        assertEquals(64, pool.posted());
+        assertTrue(pool.unreserved() >= 0 && pool.unreserved() <= 64 - 2 * (MINIMUM + SPARES), pool::toString);
+    }
+
+    @Test
+    void shouldRefuseAConnectionTheQueueCannotBackAndAdmitOneOnceAnotherCloses() throws Exception {
+        listen(64);
+        final int fit = 64 / (MINIMUM + SPARES);
+        for (int i = 0; i < fit; i++) {
+            connect();
+        }
+        final SharedReceivePool pool = ((RsocketConnection) accepted.get(0)).sharedReceivePool();
+        assertEquals(64 - fit * (MINIMUM + SPARES), pool.unreserved());
+
+        final IOException refused = assertThrows(IOException.class, () -> BlockingStream.connect(
+            transport.connect(listener.localAddress(), null, new StreamOptions(), clientWaker), clientWaker));
+        assertNotNull(refused.getMessage());
+
+        // a connection that closes gives its reservation back: the next one fits
+        final StreamConnection last = accepted.remove(accepted.size() - 1);
+        last.close();
+        assertEquals(64 - (fit - 1) * (MINIMUM + SPARES), pool.unreserved());
+        connect();
+    }
+
+    @Test
+    void shouldGiveEveryReceiveBackWhenConnectionsClose() throws Exception {
+        listen(StreamConfiguration.SHARED_RECEIVE_QUEUE_SIZE_DEFAULT);
+        final List<CompletableFuture<Long>> writes = new ArrayList<>();
+        final List<CompletableFuture<Long>> reads = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            final RsocketConnection server = connect();
+            writes.add(write(clients.get(i), clientWaker, 1 << 20, 200, i));
+            reads.add(read(server, serverWaker));
+        }
+        for (int i = 0; i < 4; i++) {
+            assertEquals(writes.get(i).get(60, TimeUnit.SECONDS), reads.get(i).get(60, TimeUnit.SECONDS));
+        }
+        final SharedReceivePool pool = ((RsocketConnection) accepted.get(0)).sharedReceivePool();
+        for (final StreamConnection connection : accepted) {
+            connection.close();
+        }
+        accepted.clear();
+        assertEquals(pool.posted(), pool.unreserved(), pool::toString);
+    }
+
+    /** Write {@code total} random bytes in pieces of up to {@code piece}, then shut the output down; their CRC-32. */
+    private CompletableFuture<Long> write(final StreamConnection connection, final BlockingStream.Waker waker,
+        final int total, final int piece, final long seed) {
+        return CompletableFuture.supplyAsync(() -> {
+            final Random random = new Random(seed);
+            final byte[] chunk = new byte[piece];
+            final CRC32 crc = new CRC32();
+            try {
+                int sent = 0;
+                while (sent < total) {
+                    final int size = Math.min(total - sent, 1 + random.nextInt(piece));
+                    random.nextBytes(chunk);
+                    crc.update(chunk, 0, size);
+                    BlockingStream.writeFully(connection, ByteBuffer.wrap(chunk, 0, size), waker);
+                    sent += size;
+                }
+                connection.shutdownOutput();
+            } catch (final IOException ex) {
+                throw new IllegalStateException(ex);
+            }
+            return crc.getValue();
+        }, threads);
+    }
+
+    /** Read to the end of the stream; the CRC-32 of what came. */
+    private CompletableFuture<Long> read(final StreamConnection connection, final BlockingStream.Waker waker) {
+        return CompletableFuture.supplyAsync(() -> {
+            final ByteBuffer in = ByteBuffer.allocate(8192);
+            final CRC32 crc = new CRC32();
+            try {
+                while (true) {
+                    in.clear();
+                    final int n = BlockingStream.read(connection, in, waker);
+                    if (n < 0) {
+                        return crc.getValue();
+                    }
+                    crc.update(in.array(), 0, n);
+                }
+            } catch (final IOException ex) {
+                throw new IllegalStateException(ex);
+            }
+        }, threads);
+    }
+}
