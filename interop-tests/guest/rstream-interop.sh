@@ -54,6 +54,8 @@ REPORT="${RDMACHANNEL_GUEST_RESULTS:-$WORK}/rstream-interop-report-$DEVICE.txt"
 CP="$REPO_ROOT/interop-tests/target/test-classes:$(cat "$CLASSPATH_FILE")"
 JAVA=("$JAVA_HOME/bin/java" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED
     -Drdmachannel.provider=native -cp "$CP" io.rdmachannel.interop.rstream.JavaRstream)
+# the Java side in SRQ mode: its receives from the device's shared receive queue, plain rsockets on the wire
+JAVA_SRQ=("${JAVA[@]:0:3}" -Drdmachannel.stream.sharedReceiveQueue=true "${JAVA[@]:3}")
 COUNTERS=/sys/class/infiniband/rxe0/ports/1/hw_counters
 failures=0
 port=7500
@@ -93,7 +95,7 @@ listener_device() {
     done
 }
 
-# run_case NAME SERVER CLIENT ARGS...: SERVER and CLIENT are "c" or "java".
+# run_case NAME SERVER CLIENT ARGS...: SERVER and CLIENT are "c", "java" or "java-srq" (Java in SRQ mode).
 run_case() {
     local name=$1 server=$2 client=$3
     shift 3
@@ -102,6 +104,8 @@ run_case() {
     before=$(rxe_packets)
     if [[ $server == c ]]; then
         rstream -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
+    elif [[ $server == java-srq ]]; then
+        "${JAVA_SRQ[@]}" -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
     else
         "${JAVA[@]}" -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
     fi
@@ -121,6 +125,8 @@ run_case() {
     fi
     if [[ $client == c ]]; then
         timeout 300 rstream -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
+    elif [[ $client == java-srq ]]; then
+        timeout 300 "${JAVA_SRQ[@]}" -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
     else
         timeout 300 "${JAVA[@]}" -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
     fi
@@ -165,6 +171,14 @@ for direction in "java c" "c java"; do
             -B 4096 -T v -T "$mode"
     done
 done
+
+if [[ $DEVICE != siw0 ]]; then
+    # SRQ mode on the Java side (8 credits to start with, more granted as they run out): rstream ignores the credit
+    # window the connection data declares and adopts every grant
+    run_case "java-srq-server_c-client_Tb_4k" java-srq c -S 4096 -C 100 -I 2 -T v -T b
+    run_case "c-server_java-srq-client_Tb_4k" c java-srq -S 4096 -C 100 -I 2 -T v -T b
+    run_case "java-srq-server_c-client_Tn_64k" java-srq c -S 65536 -C 20 -I 2 -T v -T n
+fi
 
 echo "=== rstream interop report ($REPORT)"
 cat "$REPORT"

@@ -29,7 +29,7 @@ public final class RdmaSocketOptions {
      * {@code rdmachannel.stream.sharedReceiveCredits} receives (default 8, plus a few for control messages) instead
      * of {@link #RDMA_RECEIVE_QUEUE_SIZE}; while busy it borrows up to that many from what the queue has left. A
      * connection the queue cannot back ({@code rdmachannel.stream.sharedReceiveQueueSize} receives per device,
-     * default 65536) is refused. On the wire it is plain rsockets (with a credit window declared in the connection
+     * default 131072) is refused. On the wire it is plain rsockets (with a credit window declared in the connection
      * data: see the README), so any peer works. Default {@code rdmachannel.stream.sharedReceiveQueue} (false); on a
      * device without shared receive queues the connection has its own receive queue.
      */

@@ -119,7 +119,7 @@ public final class StreamConfiguration {
     /** The most receives a device's shared receive queue holds (at most the device's limit). */
     public static final String SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME = "rdmachannel.stream.sharedReceiveQueueSize";
     /** Default for {@link #SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME}. */
-    public static final int SHARED_RECEIVE_QUEUE_SIZE_DEFAULT = 65536;
+    public static final int SHARED_RECEIVE_QUEUE_SIZE_DEFAULT = 131072;
 
     /**
      * The credits a connection in SRQ mode always keeps reserved in the shared receive queue (at most its
