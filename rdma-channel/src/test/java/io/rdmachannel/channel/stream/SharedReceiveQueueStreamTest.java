@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.spi.RdmaProviders;
@@ -14,6 +15,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -70,8 +72,14 @@ class SharedReceiveQueueStreamTest {
 
     /** A transport whose shared receive queues hold {@code size} receives, and a listener in SRQ mode. */
     private void listen(final int size) throws IOException {
+        listen(size, StreamConfiguration.RNR_RETRY_COUNT_DEFAULT);
+    }
+
+    /** The same with {@code rnrRetries} RNR retries: with 0 a message that finds no receive fails its connection. */
+    private void listen(final int size, final int rnrRetries) throws IOException {
         transport = WithProperty.open(StreamConfiguration.SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME, String.valueOf(size),
-            () -> StreamTransports.open(RdmaProviders.byName("shm")));
+            () -> WithProperty.open(StreamConfiguration.RNR_RETRY_COUNT_PROP_NAME, String.valueOf(rnrRetries),
+                () -> StreamTransports.open(RdmaProviders.byName("shm"))));
         listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64,
             new StreamOptions().sharedReceiveQueue(true), serverWaker);
     }
@@ -199,6 +207,59 @@ class SharedReceiveQueueStreamTest {
         }
         accepted.clear();
         assertEquals(pool.posted(), pool.unreserved(), pool::toString);
+    }
+
+    /**
+     * Every credit is backed by a receive, also after a connection closed with messages it never polled: with no RNR
+     * retry allowed, a message that found the shared queue empty would fail its connection. A connection grows its
+     * window, stops reading, lets its peer use every credit, and closes; then five connections take the whole queue
+     * and their peers send every credit they have at once, none read until all arrived.
+     */
+    @Test
+    void shouldBackEveryCreditAfterAConnectionClosedWithMessagesItNeverPolled() throws Exception {
+        listen(64, 0);
+        final RsocketConnection busy = connect();
+        final StreamConnection busyClient = clients.get(0);
+        final ByteBuffer one = ByteBuffer.allocate(1);
+        final ByteBuffer in = ByteBuffer.allocate(1);
+        // credits run out while the reader keeps up: the window grows by borrowing
+        for (int i = 0; i < 2000 && busy.sharedAccount()[0] < 30; i++) {
+            BlockingStream.writeFully(busyClient, one.clear(), clientWaker);
+            assertEquals(1, BlockingStream.read(busy, in.clear(), serverWaker));
+        }
+        final int reserved = busy.sharedAccount()[0];
+        assertTrue(reserved >= 30, () -> "the window did not grow: " + busy.describe());
+        // the reader stops; the peer uses every credit it was granted
+        int sent = 0;
+        while (busyClient.write(one.clear()) == 1) {
+            sent++;
+        }
+        final int unread = sent;
+        assertTrue(unread >= 20, () -> unread + " messages sent; " + busy.describe());
+        // shm moves a message while it is posted: each took a shared receive, and none was polled
+        final SharedReceivePool pool = busy.sharedReceivePool();
+        accepted.remove(busy);
+        busy.close();
+        assertEquals(pool.posted(), pool.unreserved(), pool::toString);
+
+        final int fit = 64 / (MINIMUM + SPARES);
+        final List<RsocketConnection> servers = new ArrayList<>();
+        for (int i = 0; i < fit; i++) {
+            servers.add(connect());
+        }
+        for (int i = 1; i <= fit; i++) {
+            for (int m = 0; m < MINIMUM; m++) {
+                BlockingStream.writeFully(clients.get(i), one.clear(), clientWaker);
+            }
+        }
+        // a message that found no receive failed its sender's queue pair (and never arrives: the reader waits)
+        assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+            for (final RsocketConnection server : servers) {
+                for (int m = 0; m < MINIMUM; m++) {
+                    assertEquals(1, BlockingStream.read(server, in.clear(), serverWaker), server::describe);
+                }
+            }
+        }, () -> "a message was lost; clients: " + clients.stream().map(StreamConnection::describe).toList());
     }
 
     /** Write {@code total} random bytes in pieces of up to {@code piece}, then shut the output down; their CRC-32. */
