@@ -14,10 +14,9 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The stream engine's data path allocates nothing: write and read round trips on a connected pair, driven by one
@@ -43,15 +42,14 @@ class StreamAllocationTest {
     private StreamConnection client;
     private StreamConnection server;
 
-    @BeforeEach
-    void connect() throws IOException {
+    /** Both ends with receive queues of their own, or both in SRQ mode (receives from the shared queue). */
+    private void connect(final boolean sharedReceiveQueue) throws IOException {
         assumeTrue(THREADS.isThreadAllocatedMemorySupported() && THREADS.isThreadAllocatedMemoryEnabled(),
             "this JVM does not count allocated bytes per thread");
         transport = StreamTransports.open(RdmaProviders.byName("shm"));
-        listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4,
-            new StreamOptions(), waker);
-        client = BlockingStream.connect(transport.connect(listener.localAddress(), null, new StreamOptions(),
-            waker), waker);
+        final StreamOptions options = new StreamOptions().sharedReceiveQueue(sharedReceiveQueue);
+        listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4, options, waker);
+        client = BlockingStream.connect(transport.connect(listener.localAddress(), null, options, waker), waker);
         server = BlockingStream.accept(listener, waker);
     }
 
@@ -71,9 +69,11 @@ class StreamAllocationTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} bytes")
-    @ValueSource(ints = {64, 65536})
-    void shouldNotAllocateWhileWritingAndReading(final int size) throws IOException {
+    @ParameterizedTest(name = "{0} bytes, SRQ mode {1}")
+    @CsvSource({"64, false", "65536, false", "64, true", "65536, true"})
+    void shouldNotAllocateWhileWritingAndReading(final int size, final boolean sharedReceiveQueue)
+        throws IOException {
+        connect(sharedReceiveQueue);
         final ByteBuffer source = ByteBuffer.allocateDirect(size);
         final ByteBuffer destination = ByteBuffer.allocate(size);
         roundTrips(WARM_UP_ROUND_TRIPS, source, destination);
