@@ -98,6 +98,8 @@ final class NativeDevice implements RdmaDevice {
     private final ResourceCounter resources = new ResourceCounter();
     /** The open queue pairs by their {@code ibv_qp} address, which is how an async event names one. */
     private final Map<Long, NativeQueuePair> queuePairs = new ConcurrentHashMap<>();
+    /** The open shared receive queues by their {@code ibv_srq} address, for their limit events. */
+    private final Map<Long, NativeSharedReceiveQueue> sharedReceiveQueues = new ConcurrentHashMap<>();
     private final AtomicLong portDownEvents = new AtomicLong();
     private final AtomicLong portUpEvents = new AtomicLong();
     private final AtomicLong queuePairErrorEvents = new AtomicLong();
@@ -350,6 +352,16 @@ final class NativeDevice implements RdmaDevice {
         return null;
     }
 
+    /** A shared receive queue was created on this device: its limit events go to it. */
+    void track(NativeSharedReceiveQueue queue) {
+        sharedReceiveQueues.put(queue.srq().address(), queue);
+    }
+
+    /** A shared receive queue is being destroyed. */
+    void forget(NativeSharedReceiveQueue queue) {
+        sharedReceiveQueues.remove(queue.srq().address(), queue);
+    }
+
     /** A queue pair is being destroyed: events naming it are ignored from now on. */
     void forget(NativeQueuePair queuePair) {
         queuePairs.remove(queuePair.address(), queuePair);
@@ -401,6 +413,11 @@ final class NativeDevice implements RdmaDevice {
                 NativeQueuePair queuePair = queuePairs.get(element);
                 if (queuePair != null) {
                     queuePair.lastReceiveReached();
+                }
+            } else if (type == VerbsConstants.IBV_EVENT_SRQ_LIMIT_REACHED) {
+                NativeSharedReceiveQueue queue = sharedReceiveQueues.get(element);
+                if (queue != null) {
+                    queue.onLimitReached();
                 }
             }
             return;

@@ -128,7 +128,8 @@ final class NativeProtectionDomain implements ProtectionDomain {
             throw new IllegalArgumentException("maxSge=" + maxSge + " is outside [1, "
                 + device.maxSharedReceiveQueueSge() + "]");
         }
-        SharedReceiveQueue queue = NativeSharedReceiveQueue.create(this, maxWorkRequests, maxSge);
+        NativeSharedReceiveQueue queue = NativeSharedReceiveQueue.create(this, maxWorkRequests, maxSge);
+        device.track(queue);
         openChildren.incrementAndGet();
         device.resourceCounter().opened(ResourceCounter.Kind.SHARED_RECEIVE_QUEUE);
         return queue;

@@ -1,6 +1,8 @@
 package io.rdmachannel.ffm;
 
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.IBV_SRQ_ATTR;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.IBV_SRQ_INIT_ATTR;
+import static io.rdmachannel.ffm.layout.IbvResourceLayouts.SRQ_ATTR_SRQ_LIMIT;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.SRQ_INIT_ATTR_MAX_SGE;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.SRQ_INIT_ATTR_MAX_WR;
 import static io.rdmachannel.ffm.layout.IbvResourceLayouts.SRQ_SIZE;
@@ -27,6 +29,7 @@ final class NativeSharedReceiveQueue implements SharedReceiveQueue {
     private final Arena arena = Arena.ofShared();
     private int users;
     private volatile boolean closed;
+    private volatile LimitHandler limitHandler;
 
     private NativeSharedReceiveQueue(NativeProtectionDomain domain, MemorySegment srq, int maxWorkRequests,
         int maxSge) {
@@ -88,6 +91,47 @@ final class NativeSharedReceiveQueue implements SharedReceiveQueue {
     }
 
     @Override
+    public void armLimit(int limit, LimitHandler handler) {
+        if (limit < 0 || limit > maxWorkRequests) {
+            throw new IllegalArgumentException("limit=" + limit + " is outside [0, " + maxWorkRequests + "]");
+        }
+        if (limit > 0 && handler == null) {
+            throw new IllegalArgumentException("arming a limit needs a handler");
+        }
+        synchronized (this) {
+            ensureOpen();
+            limitHandler = limit == 0 ? null : handler;
+            try (Arena temporary = Arena.ofConfined()) {
+                MemorySegment attr = temporary.allocate(IBV_SRQ_ATTR.layout());
+                attr.set(JAVA_INT, SRQ_ATTR_SRQ_LIMIT, limit);
+                IbvCalls.modifySrq(srq, attr, VerbsConstants.IBV_SRQ_LIMIT);
+            } catch (NativeCallException e) {
+                limitHandler = null;
+                throw new IllegalStateException("cannot arm the limit of shared receive queue 0x"
+                    + Long.toHexString(srq.address()) + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * The device reported {@code IBV_EVENT_SRQ_LIMIT_REACHED} (on the async event thread): the limit is disarmed;
+     * run the handler once.
+     */
+    void onLimitReached() {
+        LimitHandler handler = limitHandler;
+        if (handler == null || closed) {
+            return;
+        }
+        limitHandler = null;
+        try {
+            handler.onLimitReached(this);
+        } catch (RuntimeException e) {
+            NativeAsyncEvents.LOG.warn("the limit handler of shared receive queue 0x{} failed",
+                Long.toHexString(srq.address()), e);
+        }
+    }
+
+    @Override
     public int maxWorkRequests() {
         return maxWorkRequests;
     }
@@ -117,9 +161,11 @@ final class NativeSharedReceiveQueue implements SharedReceiveQueue {
             throw new IllegalStateException("shared receive queue 0x" + Long.toHexString(srq.address())
                 + " is still used by " + users + " queue pairs: close them first");
         }
+        domain.nativeDevice().forget(this);
         try {
             IbvCalls.destroySrq(srq);
         } catch (NativeCallException e) {
+            domain.nativeDevice().track(this);
             throw new IllegalStateException("cannot destroy shared receive queue: " + e.getMessage(), e);
         }
         closed = true;

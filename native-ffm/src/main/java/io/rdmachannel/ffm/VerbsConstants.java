@@ -52,7 +52,9 @@ final class VerbsConstants {
     static final int IBV_EVENT_PORT_ACTIVE = C.value("IBV_EVENT_PORT_ACTIVE", 9);
     static final int IBV_EVENT_PORT_ERR = C.value("IBV_EVENT_PORT_ERR", 10);
     static final int IBV_EVENT_SRQ_ERR = C.value("IBV_EVENT_SRQ_ERR", 14);
+    static final int IBV_EVENT_SRQ_LIMIT_REACHED = C.value("IBV_EVENT_SRQ_LIMIT_REACHED", 15);
     static final int IBV_EVENT_QP_LAST_WQE_REACHED = C.value("IBV_EVENT_QP_LAST_WQE_REACHED", 16);
+    static final int IBV_SRQ_LIMIT = C.value("IBV_SRQ_LIMIT", 1 << 1);
 
     private VerbsConstants() {
     }

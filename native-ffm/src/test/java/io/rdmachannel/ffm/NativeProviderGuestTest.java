@@ -44,6 +44,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -748,6 +749,53 @@ class NativeProviderGuestTest {
             assertEquals(new Completion(19, CompletionStatus.SUCCESS, CompletionOpcode.RECV, data.length, false, 0,
                 qpS.number()), received);
             assertArrayEquals(data, bytes(memoryB, data.length));
+        } finally {
+            if (qpS != null) {
+                qpS.close();
+            }
+            srq.close();
+        }
+    }
+
+    @Test
+    void shouldReportTheLimitOfASharedReceiveQueueAndTheLastReceiveOfAQueuePairInError() throws Exception {
+        SharedReceiveQueue srq = domain.createSharedReceiveQueue(8, 1);
+        QueuePair qpS = null;
+        try {
+            qpS = domain.createQueuePair(initAttributes(cqB).sharedReceiveQueue(srq));
+            QueuePairAttributes init = new QueuePairAttributes();
+            qpA.modify(QueuePairState.INIT, init);
+            qpS.modify(QueuePairState.INIT, init);
+            qpA.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpS.number(), 0));
+            qpS.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpA.number(), 0));
+            qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            qpS.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            for (int i = 0; i < 3; i++) {
+                srq.postReceive(srq.createReceiveWorkRequest().id(30 + i).sge(0, memoryB.address(), SIZE,
+                    memoryB.localKey()));
+            }
+            List<SharedReceiveQueue> reached = new CopyOnWriteArrayList<>();
+            srq.armLimit(2, reached::add);
+            byte[] data = fill(memoryA, "below the limit");
+
+            // 3 posted: the first taken leaves 2 (not below the limit), the second 1 (the event, once)
+            qpA.postSend(request(WorkRequestOpcode.SEND, 40, data.length));
+            assertEquals(CompletionStatus.SUCCESS, pollOne(cqA).status());
+            assertEquals(30, pollOne(cqB).id());
+            qpA.postSend(request(WorkRequestOpcode.SEND, 41, data.length));
+            assertEquals(CompletionStatus.SUCCESS, pollOne(cqA).status());
+            assertEquals(31, pollOne(cqB).id());
+            await(() -> reached.size() == 1, "the SRQ limit event");
+            assertEquals(srq, reached.get(0));
+
+            // moved to ERROR, the queue pair takes no more shared receives and says so once: receive 32 stays
+            qpS.modify(QueuePairState.ERROR, null);
+            assertEquals(new Completion(SharedReceiveQueue.LAST_RECEIVE_ID, CompletionStatus.WORK_REQUEST_FLUSHED,
+                CompletionOpcode.RECV, 0, false, 0, qpS.number()), pollOne(cqB));
+            Thread.sleep(200);
+            List<Completion> more = new ArrayList<>();
+            cqB.poll(c -> more.add(Completion.of(c)), 8);
+            assertEquals(List.of(), more);
         } finally {
             if (qpS != null) {
                 qpS.close();

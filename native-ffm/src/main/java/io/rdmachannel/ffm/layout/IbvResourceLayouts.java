@@ -78,6 +78,9 @@ public final class IbvResourceLayouts {
     public static final CStruct IBV_SRQ_ATTR = CStruct.struct("struct ibv_srq_attr",
         u32("max_wr"), u32("max_sge"), u32("srq_limit"));
 
+    /** {@code ibv_srq_attr.srq_limit}. */
+    public static final long SRQ_ATTR_SRQ_LIMIT = IBV_SRQ_ATTR.offset("srq_limit");
+
     /** {@code struct ibv_srq_init_attr}. */
     public static final CStruct IBV_SRQ_INIT_ATTR = CStruct.struct("struct ibv_srq_init_attr",
         pointer("srq_context"), IBV_SRQ_ATTR.layout().withName("attr"));

@@ -69,6 +69,8 @@ public final class IbvCalls {
         FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), CAPTURE);
     static final MethodHandle IBV_DESTROY_SRQ = Downcalls.link(NativeLibrary.IBVERBS, "ibv_destroy_srq",
         FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    static final MethodHandle IBV_MODIFY_SRQ = Downcalls.link(NativeLibrary.IBVERBS, "ibv_modify_srq",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
     static final MethodHandle IBV_FREE_DEVICE_LIST = Downcalls.link(NativeLibrary.IBVERBS, "ibv_free_device_list",
         FunctionDescriptor.ofVoid(ADDRESS));
     static final MethodHandle IBV_GET_DEVICE_NAME = Downcalls.link(NativeLibrary.IBVERBS, "ibv_get_device_name",
@@ -428,6 +430,24 @@ public final class IbvCalls {
         }
         NULL_SETS_ERRNO.check("ibv_create_srq", result.address(), state);
         return result;
+    }
+
+    /**
+     * {@code ibv_modify_srq}.
+     *
+     * @param srq the {@code srq} argument.
+     * @param attr the {@code srq_attr} argument (a {@code struct ibv_srq_attr}).
+     * @param attrMask the {@code srq_attr_mask} argument ({@code IBV_SRQ_MAX_WR}, {@code IBV_SRQ_LIMIT}).
+     * @throws NativeCallException if it fails.
+     */
+    public static void modifySrq(MemorySegment srq, MemorySegment attr, int attrMask) throws NativeCallException {
+        int result;
+        try {
+            result = (int) IBV_MODIFY_SRQ.invokeExact(srq, attr, attrMask);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+        RETURNS_ERRNO.check("ibv_modify_srq", result, null);
     }
 
     /**

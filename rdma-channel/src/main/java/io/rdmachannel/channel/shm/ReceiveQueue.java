@@ -205,6 +205,13 @@ final class ReceiveQueue {
     }
 
     /**
+     * Arm (or with 0 disarm) the limit a sender's claim checks ({@link #takeLimitEvent}).
+     */
+    void armLimit(final int limit) {
+        Atomics.setIntVolatile(segment, base + ReceiveQueueDescriptor.LIMIT_OFFSET, limit);
+    }
+
+    /**
      * Free the slot of a receive whose completion was polled, and give the completion the id this side posted the
      * receive with (not the one a peer published).
      *
@@ -347,6 +354,20 @@ final class ReceiveQueue {
                 return head;
             }
         }
+    }
+
+    /**
+     * After claiming {@code position}: whether the claim left fewer receives posted than the armed limit and this
+     * sender disarmed it, so it must tell the owner (one sender does, whoever wins the CAS).
+     */
+    boolean takeLimitEvent(final long position) {
+        final long offset = base + ReceiveQueueDescriptor.LIMIT_OFFSET;
+        final int limit = Atomics.getIntVolatile(segment, offset);
+        if (limit <= 0) {
+            return false;
+        }
+        final long left = Atomics.getLongAcquire(segment, base + TAIL_OFFSET) - (position + 1);
+        return left < limit && Atomics.compareAndSetInt(segment, offset, limit, 0);
     }
 
     /**

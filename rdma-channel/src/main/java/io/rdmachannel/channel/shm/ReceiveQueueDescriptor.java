@@ -11,6 +11,8 @@ package io.rdmachannel.channel.shm;
  *  128: capacity  int   slots (and ring positions)
  *  132: maxSge    int   scatter/gather entries per slot
  *  136: rnrWaiting int  set by a sender that found the queue empty; the owner wakes it on the next post
+ *  140: limit     int   armed limit of a shared queue (0: none); the sender whose claim leaves fewer receives posted
+ *                       clears it with a CAS and tells the owner
  *  ring (capacity ints): slot index published at each position
  *  slots (capacity x slotLength): wrId long, sgeCount int, reserved int, sges {address long, length int, lkey int}
  * </pre>
@@ -25,6 +27,7 @@ final class ReceiveQueueDescriptor {
     static final int CAPACITY_OFFSET = 128;
     static final int MAX_SGE_OFFSET = 132;
     static final int RNR_WAITING_OFFSET = 136;
+    static final int LIMIT_OFFSET = 140;
     static final int HEADER_LENGTH = 192;
 
     static final int SLOT_WR_ID_OFFSET = 0;

@@ -48,6 +48,7 @@ final class RemotePeer implements AutoCloseable {
     private final ReceiveQueue receiveQueue;
     private final int protectionDomain;
     private final int completionQueueId;
+    private final int sharedReceiveQueueId;
     private final long inboundBase;
     private final int inboundCapacity;
     private long inboundTail;
@@ -70,6 +71,8 @@ final class RemotePeer implements AutoCloseable {
         this.receiveQueue = receiveQueue;
         this.protectionDomain = blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.PD_OFFSET);
         this.completionQueueId = blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_OFFSET);
+        this.sharedReceiveQueueId = sharedReceiveQueueFile == null ? -1
+            : blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.SRQ_OFFSET);
         this.inboundBase = inboundBase;
         this.inboundCapacity = inboundCapacity;
         this.inboundTail = Atomics.getLongVolatile(blockSegment,
@@ -224,6 +227,13 @@ final class RemotePeer implements AutoCloseable {
 
     int protectionDomain() {
         return protectionDomain;
+    }
+
+    /**
+     * The id of the peer's shared receive queue its receives come from, or -1 with a receive queue of its own.
+     */
+    int sharedReceiveQueueId() {
+        return sharedReceiveQueueId;
     }
 
     int completionQueueId() {

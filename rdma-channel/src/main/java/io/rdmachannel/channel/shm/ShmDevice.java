@@ -335,6 +335,10 @@ final class ShmDevice implements RdmaDevice {
         sharedReceiveQueues.put(queue.id(), queue);
     }
 
+    ShmSharedReceiveQueue sharedReceiveQueue(final int id) {
+        return sharedReceiveQueues.get(id);
+    }
+
     void removeSharedReceiveQueue(final ShmSharedReceiveQueue queue) {
         sharedReceiveQueues.remove(queue.id(), queue);
     }

@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
  *   WAKE_CQ     arg1 = completion queue id at the receiver
  *   RECV_POSTED arg1 = receiver's QP number (whose send queue may retry)
  *   QP_ERROR    arg1 = receiver's QP number (to move to ERROR)
+ *   SRQ_LIMIT   arg1 = id of the receiver's shared receive queue whose armed limit a claim reached
  * </pre>
  */
 final class ShmLink {
@@ -29,6 +30,7 @@ final class ShmLink {
     static final int WAKE_CQ = 2;
     static final int RECV_POSTED = 3;
     static final int QP_ERROR = 4;
+    static final int SRQ_LIMIT = 5;
 
     private static final Logger LOG = LoggerFactory.getLogger(ShmLink.class);
 
@@ -180,6 +182,12 @@ final class ShmLink {
             case QP_ERROR -> {
                 if (local != null && local.number() == argument) {
                     local.onPeerFailure(this, 0, false);
+                }
+            }
+            case SRQ_LIMIT -> {
+                final ShmSharedReceiveQueue queue = device.sharedReceiveQueue(argument);
+                if (queue != null) {
+                    queue.onLimitReached();
                 }
             }
             default -> LOG.debug("shm link {} ignores unknown frame type {}", this, type);

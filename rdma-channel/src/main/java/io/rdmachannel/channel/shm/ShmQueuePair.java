@@ -843,6 +843,9 @@ final class ShmQueuePair implements QueuePair {
         if (position == ReceiveQueue.EMPTY && queue.markWaiting()) {
             position = queue.claim();
         }
+        if (position >= 0 && peer.sharedReceiveQueueId() >= 0 && queue.takeLimitEvent(position)) {
+            sendToPeer(peer, ShmLink.SRQ_LIMIT, peer.sharedReceiveQueueId());
+        }
         return position;
     }
 
@@ -1180,6 +1183,12 @@ final class ShmQueuePair implements QueuePair {
                 final ShmQueuePair target = device.queuePair(argument);
                 if (target != null) {
                     device.agent().execute(() -> target.onPeerFailure(null, number, false));
+                }
+            }
+            case ShmLink.SRQ_LIMIT -> {
+                final ShmSharedReceiveQueue queue = device.sharedReceiveQueue(argument);
+                if (queue != null) {
+                    device.agent().execute(queue::onLimitReached);
                 }
             }
             default -> throw new IllegalArgumentException("unknown wake-up type " + type);

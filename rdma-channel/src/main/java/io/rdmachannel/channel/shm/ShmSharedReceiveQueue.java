@@ -6,11 +6,15 @@ import io.rdmachannel.channel.spi.SharedReceiveQueue;
 
 import java.io.IOException;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * A shared receive queue of the shared-memory provider, in its own shared file (a pooled {@code f-<id>} that the
  * blocks of its queue pairs name). Senders that find it empty retry after their RNR delay.
  */
 final class ShmSharedReceiveQueue implements SharedReceiveQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmSharedReceiveQueue.class);
     private final ShmProtectionDomain domain;
     private final int id;
     private final SharedFile file;
@@ -18,6 +22,7 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
     private int users;
     private volatile boolean tainted;
     private volatile boolean closed;
+    private volatile LimitHandler limitHandler;
 
     private ShmSharedReceiveQueue(final ShmProtectionDomain domain, final int id, final SharedFile file,
         final ReceiveQueue queue) {
@@ -79,6 +84,35 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
         ensureOpen();
         final ShmReceiveWorkRequest receive = ShmQueuePair.checkReceive(request, domain, queue.maxSge());
         queue.post(receive);
+    }
+
+    @Override
+    public void armLimit(final int limit, final LimitHandler handler) {
+        if (limit < 0 || limit > queue.capacity()) {
+            throw new IllegalArgumentException("limit=" + limit + " is outside [0, " + queue.capacity() + "]");
+        }
+        if (limit > 0 && handler == null) {
+            throw new IllegalArgumentException("arming a limit needs a handler");
+        }
+        ensureOpen();
+        limitHandler = limit == 0 ? null : handler;
+        queue.armLimit(limit);
+    }
+
+    /**
+     * A sender reported the armed limit reached (on the agent thread): run the handler once.
+     */
+    void onLimitReached() {
+        final LimitHandler handler = limitHandler;
+        if (handler == null || closed) {
+            return;
+        }
+        limitHandler = null;
+        try {
+            handler.onLimitReached(this);
+        } catch (final RuntimeException ex) {
+            LOG.warn("the limit handler of shared receive queue {} failed", id, ex);
+        }
     }
 
     @Override

@@ -50,6 +50,11 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue {
     }
 
     @Override
+    public void armLimit(final int limit, final LimitHandler handler) {
+        queue.armLimit(limit, handler == null ? null : reached -> handler.onLimitReached(this));
+    }
+
+    @Override
     public int maxWorkRequests() {
         return queue.maxWorkRequests();
     }

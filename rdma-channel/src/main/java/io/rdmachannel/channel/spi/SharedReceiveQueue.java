@@ -15,6 +15,21 @@ public interface SharedReceiveQueue extends AutoCloseable {
     long LAST_RECEIVE_ID = -1;
 
     /**
+     * What runs when a shared receive queue's armed limit is reached ({@code IBV_EVENT_SRQ_LIMIT_REACHED}).
+     */
+    @FunctionalInterface
+    interface LimitHandler {
+        /**
+         * A sender took a receive and fewer than the armed limit are left. Runs once per arming, on the provider's
+         * event thread (shm: the device's agent; native: its async event thread): it must not block. It may post
+         * receives and arm the limit again.
+         *
+         * @param queue the queue.
+         */
+        void onLimitReached(SharedReceiveQueue queue);
+    }
+
+    /**
      * Create a reusable receive request sized for this queue.
      *
      * @return a new request with no entries.
@@ -29,6 +44,19 @@ public interface SharedReceiveQueue extends AutoCloseable {
      * @throws IllegalArgumentException if the request has more entries than the queue allows.
      */
     void postReceive(ReceiveWorkRequest request);
+
+    /**
+     * Arm the limit ({@code ibv_modify_srq} with {@code IBV_SRQ_LIMIT}): when a sender takes a receive and fewer than
+     * {@code limit} are left posted, the limit is disarmed and {@code handler} runs, once; arm it again to hear of it
+     * again. Arming when fewer are posted already reports nothing until the next receive is taken. A limit of 0
+     * disarms.
+     *
+     * @param limit the low-water mark, from 0 to {@link #maxWorkRequests()}.
+     * @param handler what runs; may be null only with a limit of 0.
+     * @throws IllegalArgumentException if the limit is out of range or the handler missing.
+     * @throws IllegalStateException if the queue is closed.
+     */
+    void armLimit(int limit, LimitHandler handler);
 
     /**
      * The depth.

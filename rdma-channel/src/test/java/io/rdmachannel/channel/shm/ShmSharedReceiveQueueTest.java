@@ -5,6 +5,7 @@ import static io.rdmachannel.channel.spi.CompletionStatus.SUCCESS;
 import static io.rdmachannel.channel.spi.CompletionStatus.WORK_REQUEST_FLUSHED;
 import static io.rdmachannel.channel.spi.QueuePairState.ERROR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.rdmachannel.channel.shm.ShmFixture.Completion;
@@ -24,6 +25,7 @@ import io.rdmachannel.channel.spi.WorkRequestOpcode;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.Test;
@@ -120,6 +122,43 @@ class ShmSharedReceiveQueueTest {
         assertEquals(SUCCESS, pair.a.awaitOne().status());
         assertEquals(1, pair.b.awaitOne().id());
         postToSrq(3, 128, 64);
+    }
+
+    @Test
+    void shouldReportTheArmedLimitOnceWhenASenderLeavesFewerReceives() throws Exception {
+        open(8, UnaryOperator.identity());
+        for (int i = 1; i <= 4; i++) {
+            postToSrq(i, 64L * i, 64);
+        }
+        final List<SharedReceiveQueue> reached = new CopyOnWriteArrayList<>();
+        srq.armLimit(2, reached::add);
+        // 4 posted: taking one leaves 3, then 2 (not below the limit), then 1 (below it: the event)
+        send(pair.a.qp, 10, 8);
+        send(secondSender, 20, 8);
+        assertEquals(2, pair.a.await(2).size());
+        assertEquals(2, pair.b.await(2).size());
+        assertEquals(List.of(), reached, "2 receives are left, not fewer than 2");
+        send(pair.a.qp, 11, 8);
+        assertEquals(SUCCESS, pair.a.awaitOne().status());
+        pair.b.awaitOne();
+        ShmFixture.awaitCondition("the limit event", () -> reached.size() == 1);
+        assertSame(srq, reached.get(0));
+        // disarmed by the event: the last receive taken reports nothing
+        send(secondSender, 21, 8);
+        assertEquals(SUCCESS, pair.a.awaitOne().status());
+        pair.b.awaitOne();
+        Thread.sleep(100);
+        assertEquals(1, reached.size());
+        // armed again: the next receive taken below the limit reports again
+        postToSrq(5, 0, 64);
+        srq.armLimit(4, reached::add);
+        send(pair.a.qp, 12, 8);
+        assertEquals(SUCCESS, pair.a.awaitOne().status());
+        ShmFixture.awaitCondition("the second limit event", () -> reached.size() == 2);
+        assertEquals("limit=9 is outside [0, 8]", assertThrows(IllegalArgumentException.class,
+            () -> srq.armLimit(9, reached::add)).getMessage());
+        assertEquals("arming a limit needs a handler", assertThrows(IllegalArgumentException.class,
+            () -> srq.armLimit(1, null)).getMessage());
     }
 
     @Test
