@@ -43,7 +43,12 @@ public final class ChurnClient {
                 if (pauses.contains("," + cycle + ",")) {
                     System.out.println("PAUSED " + cycle + " " + (System.nanoTime() - start) / 1_000_000 + " "
                         + ProcessUsage.now());
-                    if (stdin.readLine() == null) {
+                    // while paused: USAGE lines are answered with what it holds now; any other line resumes
+                    String line;
+                    while ((line = stdin.readLine()) != null && line.equals("USAGE")) {
+                        System.out.println("USAGE " + ProcessUsage.now());
+                    }
+                    if (line == null) {
                         return;
                     }
                 }
