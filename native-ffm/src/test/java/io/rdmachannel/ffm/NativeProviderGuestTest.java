@@ -722,6 +722,17 @@ class NativeProviderGuestTest {
         assertThrows(IllegalArgumentException.class, () -> qpA.postSend(send.flags(1 << 7)));
     }
 
+    /** Connect {@code qpS} (of device B's domain) with qpA. */
+    private void connectToA(QueuePair qpS) throws IOException {
+        QueuePairAttributes init = new QueuePairAttributes();
+        qpA.modify(QueuePairState.INIT, init);
+        qpS.modify(QueuePairState.INIT, init);
+        qpA.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpS.number(), 0));
+        qpS.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpA.number(), 0));
+        qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+        qpS.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+    }
+
     @Test
     void shouldReceiveThroughASharedReceiveQueue() throws IOException {
         SharedReceiveQueue srq = domain.createSharedReceiveQueue(8, 1);
@@ -729,13 +740,7 @@ class NativeProviderGuestTest {
         try {
             qpS = domain.createQueuePair(initAttributes(cqB).sharedReceiveQueue(srq));
             assertEquals(0, qpS.maxReceiveWorkRequests());
-            QueuePairAttributes init = new QueuePairAttributes();
-            qpA.modify(QueuePairState.INIT, init);
-            qpS.modify(QueuePairState.INIT, init);
-            qpA.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpS.number(), 0));
-            qpS.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpA.number(), 0));
-            qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
-            qpS.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            connectToA(qpS);
             byte[] data = fill(memoryA, "through the SRQ");
             srq.postReceive(srq.createReceiveWorkRequest().id(19).sge(0, memoryB.address(), SIZE,
                 memoryB.localKey()));
@@ -763,13 +768,7 @@ class NativeProviderGuestTest {
         QueuePair qpS = null;
         try {
             qpS = domain.createQueuePair(initAttributes(cqB).sharedReceiveQueue(srq));
-            QueuePairAttributes init = new QueuePairAttributes();
-            qpA.modify(QueuePairState.INIT, init);
-            qpS.modify(QueuePairState.INIT, init);
-            qpA.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpS.number(), 0));
-            qpS.modify(QueuePairState.READY_TO_RECEIVE, rtr(qpA.number(), 0));
-            qpA.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
-            qpS.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes());
+            connectToA(qpS);
             for (int i = 0; i < 3; i++) {
                 srq.postReceive(srq.createReceiveWorkRequest().id(30 + i).sge(0, memoryB.address(), SIZE,
                     memoryB.localKey()));

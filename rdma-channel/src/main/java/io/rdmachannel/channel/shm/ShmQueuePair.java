@@ -1227,14 +1227,7 @@ final class ShmQueuePair implements QueuePair {
         if (count < limit) {
             lastReceiveReported = true;
             completion.workRequestId = SharedReceiveQueue.LAST_RECEIVE_ID;
-            completion.status = CompletionStatus.WORK_REQUEST_FLUSHED;
-            completion.opcode = CompletionOpcode.RECV;
-            completion.byteLength = 0;
-            completion.hasImmediate = false;
-            completion.immediate = 0;
-            completion.vendorError = 0;
-            completion.queuePairNumber = number;
-            handler.onCompletion(completion);
+            handler.onCompletion(flushed(completion));
             count++;
         }
         return count;
@@ -1326,17 +1319,24 @@ final class ShmQueuePair implements QueuePair {
                 // completed already: a corrupt inbound entry named it out of turn
                 continue;
             }
-            completion.status = CompletionStatus.WORK_REQUEST_FLUSHED;
-            completion.opcode = CompletionOpcode.RECV;
-            completion.byteLength = 0;
-            completion.hasImmediate = false;
-            completion.immediate = 0;
-            completion.vendorError = 0;
-            completion.queuePairNumber = number;
-            handler.onCompletion(completion);
+            handler.onCompletion(flushed(completion));
             count++;
         }
         return count;
+    }
+
+    /**
+     * Make {@code completion} (its id set) a flushed receive of this queue pair.
+     */
+    private ShmWorkCompletion flushed(final ShmWorkCompletion completion) {
+        completion.status = CompletionStatus.WORK_REQUEST_FLUSHED;
+        completion.opcode = CompletionOpcode.RECV;
+        completion.byteLength = 0;
+        completion.hasImmediate = false;
+        completion.immediate = 0;
+        completion.vendorError = 0;
+        completion.queuePairNumber = number;
+        return completion;
     }
 
     // ----- lifetime -----

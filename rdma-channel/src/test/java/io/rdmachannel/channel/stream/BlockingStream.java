@@ -3,8 +3,10 @@ package io.rdmachannel.channel.stream;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32;
 
 /**
  * Blocking helpers over the non-blocking seam, as the NIO face builds them: attempt, arm, attempt, park until the
@@ -95,5 +97,27 @@ final class BlockingStream {
                 }
             }
         }
+    }
+
+    /**
+     * Write {@code total} random bytes in random pieces of 1 to {@code piece} bytes, then shut the output down.
+     *
+     * @return the CRC-32 of what was written.
+     */
+    static long writeRandom(final StreamConnection connection, final Waker waker, final int total, final int piece,
+        final long seed) throws IOException {
+        final Random random = new Random(seed);
+        final byte[] chunk = new byte[piece];
+        final CRC32 crc = new CRC32();
+        int sent = 0;
+        while (sent < total) {
+            final int size = Math.min(total - sent, 1 + random.nextInt(piece));
+            random.nextBytes(chunk);
+            crc.update(chunk, 0, size);
+            writeFully(connection, ByteBuffer.wrap(chunk, 0, size), waker);
+            sent += size;
+        }
+        connection.shutdownOutput();
+        return crc.getValue();
     }
 }

@@ -59,23 +59,11 @@ class DuplexStreamTest {
     private CompletableFuture<Long> writer(final StreamConnection connection, final BlockingStream.Waker waker,
         final int total, final long seed) {
         return CompletableFuture.supplyAsync(() -> {
-            final Random random = new Random(seed);
-            final byte[] chunk = new byte[300_000];
-            final CRC32 crc = new CRC32();
             try {
-                int sent = 0;
-                while (sent < total) {
-                    final int size = Math.min(total - sent, 1 + random.nextInt(chunk.length));
-                    random.nextBytes(chunk);
-                    crc.update(chunk, 0, size);
-                    BlockingStream.writeFully(connection, ByteBuffer.wrap(chunk, 0, size), waker);
-                    sent += size;
-                }
-                connection.shutdownOutput();
+                return BlockingStream.writeRandom(connection, waker, total, 300_000, seed);
             } catch (final IOException ex) {
                 throw new IllegalStateException(ex);
             }
-            return crc.getValue();
         }, pair.threads);
     }
 

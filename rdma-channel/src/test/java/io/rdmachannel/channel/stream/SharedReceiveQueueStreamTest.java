@@ -18,7 +18,6 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -266,23 +265,11 @@ class SharedReceiveQueueStreamTest {
     private CompletableFuture<Long> write(final StreamConnection connection, final BlockingStream.Waker waker,
         final int total, final int piece, final long seed) {
         return CompletableFuture.supplyAsync(() -> {
-            final Random random = new Random(seed);
-            final byte[] chunk = new byte[piece];
-            final CRC32 crc = new CRC32();
             try {
-                int sent = 0;
-                while (sent < total) {
-                    final int size = Math.min(total - sent, 1 + random.nextInt(piece));
-                    random.nextBytes(chunk);
-                    crc.update(chunk, 0, size);
-                    BlockingStream.writeFully(connection, ByteBuffer.wrap(chunk, 0, size), waker);
-                    sent += size;
-                }
-                connection.shutdownOutput();
+                return BlockingStream.writeRandom(connection, waker, total, piece, seed);
             } catch (final IOException ex) {
                 throw new IllegalStateException(ex);
             }
-            return crc.getValue();
         }, threads);
     }
 
