@@ -226,8 +226,10 @@ final class ReceivePath {
                 completionErrors++;
             } else {
                 // a flush names no cause; a send that failed first (retries exceeded: the peer is gone) does, so
-                // have the send queue polled and its failure decided now: every receive before this one was taken
-                send.requestService();
+                // have the send queue polled and its failure decided now, waiting for the send lock if a writer or
+                // the keepalive probe holds it (this order of the locks is allowed): every receive before this
+                // one was taken
+                send.serviceNow();
                 state.resolveDeferredFailure(queuePair);
             }
             state.failIfConnected("receive completed with " + completion.status().description(), queuePair);

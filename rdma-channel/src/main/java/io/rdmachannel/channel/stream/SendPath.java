@@ -182,6 +182,25 @@ final class SendPath {
         }
     }
 
+    /**
+     * Poll the send completion queue now, waiting for the send lock if another thread holds it (its holders do not
+     * block while holding it): for the receiver, which holds its own lock, once a flush says the connection failed
+     * and the send queue may say why.
+     */
+    void serviceNow() {
+        if (sendLock.isHeldByCurrentThread()) {
+            requestService();
+            return;
+        }
+        sendLock.lock();
+        try {
+            serviceRequested = false;
+            poll();
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
     private void serveRequests() {
         while (serviceRequested && sendLock.tryLock()) {
             try {
