@@ -789,8 +789,9 @@ class NativeProviderGuestTest {
 
             // moved to ERROR, the queue pair takes no more shared receives and says so once: receive 32 stays
             qpS.modify(QueuePairState.ERROR, null);
+            // (the opcode of a failed completion is undefined in verbs: this provider reports none)
             assertEquals(new Completion(SharedReceiveQueue.LAST_RECEIVE_ID, CompletionStatus.WORK_REQUEST_FLUSHED,
-                CompletionOpcode.RECV, 0, false, 0, qpS.number()), pollOne(cqB));
+                null, 0, false, 0, qpS.number()), pollOne(cqB));
             Thread.sleep(200);
             List<Completion> more = new ArrayList<>();
             cqB.poll(c -> more.add(Completion.of(c)), 8);
