@@ -541,8 +541,8 @@ final class NativeDevice implements RdmaDevice {
                 + "implement no XRC; the shm provider emulates it)");
         }
         throw new UnsupportedOperationException("device " + name + " of provider native advertises XRC ("
-            + answer + "), but this provider does not bind XRC SRQs and queue pairs yet (ibv_create_srq_ex, "
-            + "ibv_create_qp_ex, ibv_open_qp): use the shm provider for XRC");
+            + answer + "), but this provider has no XRC domain, SRQ and queue pair objects over its XRC bindings "
+            + "(ibv_create_srq_ex, ibv_create_qp_ex, ibv_open_qp, ibv_get_srq_num) yet: use the shm provider for XRC");
     }
 
     @Override

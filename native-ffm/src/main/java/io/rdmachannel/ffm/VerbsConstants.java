@@ -55,6 +55,17 @@ final class VerbsConstants {
     static final int IBV_EVENT_SRQ_LIMIT_REACHED = C.value("IBV_EVENT_SRQ_LIMIT_REACHED", 15);
     static final int IBV_EVENT_QP_LAST_WQE_REACHED = C.value("IBV_EVENT_QP_LAST_WQE_REACHED", 16);
     static final int IBV_SRQ_LIMIT = C.value("IBV_SRQ_LIMIT", 1 << 1);
+    static final int IBV_SRQT_XRC = C.value("IBV_SRQT_XRC", 1);
+    static final int IBV_SRQ_INIT_ATTR_TYPE = C.value("IBV_SRQ_INIT_ATTR_TYPE", 1);
+    static final int IBV_SRQ_INIT_ATTR_PD = C.value("IBV_SRQ_INIT_ATTR_PD", 1 << 1);
+    static final int IBV_SRQ_INIT_ATTR_XRCD = C.value("IBV_SRQ_INIT_ATTR_XRCD", 1 << 2);
+    static final int IBV_SRQ_INIT_ATTR_CQ = C.value("IBV_SRQ_INIT_ATTR_CQ", 1 << 3);
+    static final int IBV_QP_INIT_ATTR_PD = C.value("IBV_QP_INIT_ATTR_PD", 1);
+    static final int IBV_QP_INIT_ATTR_XRCD = C.value("IBV_QP_INIT_ATTR_XRCD", 1 << 1);
+    static final int IBV_QP_OPEN_ATTR_NUM = C.value("IBV_QP_OPEN_ATTR_NUM", 1);
+    static final int IBV_QP_OPEN_ATTR_XRCD = C.value("IBV_QP_OPEN_ATTR_XRCD", 1 << 1);
+    static final int IBV_QP_OPEN_ATTR_CONTEXT = C.value("IBV_QP_OPEN_ATTR_CONTEXT", 1 << 2);
+    static final int IBV_QP_OPEN_ATTR_TYPE = C.value("IBV_QP_OPEN_ATTR_TYPE", 1 << 3);
 
     private VerbsConstants() {
     }

@@ -91,6 +91,10 @@ public final class IbvContextLayouts {
     public static final long VCTX_CREATE_QP_EX = VERBS_CONTEXT.relativeOffset("create_qp_ex", "context");
     /** {@code verbs_context.create_srq_ex} relative to the {@code ibv_context *}. */
     public static final long VCTX_CREATE_SRQ_EX = VERBS_CONTEXT.relativeOffset("create_srq_ex", "context");
+    /** {@code verbs_context.open_qp} relative to the {@code ibv_context *}. */
+    public static final long VCTX_OPEN_QP = VERBS_CONTEXT.relativeOffset("open_qp", "context");
+    /** {@code verbs_context.get_srq_num} relative to the {@code ibv_context *}. */
+    public static final long VCTX_GET_SRQ_NUM = VERBS_CONTEXT.relativeOffset("get_srq_num", "context");
     /** {@code verbs_context.open_xrcd} relative to the {@code ibv_context *}. */
     public static final long VCTX_OPEN_XRCD = VERBS_CONTEXT.relativeOffset("open_xrcd", "context");
     /** {@code verbs_context.close_xrcd} relative to the {@code ibv_context *}. */

@@ -71,6 +71,45 @@ public final class IbvQpLayouts {
     /** {@code ibv_qp_init_attr.sq_sig_all}. */
     public static final long QP_INIT_ATTR_SQ_SIG_ALL = IBV_QP_INIT_ATTR.offset("sq_sig_all");
 
+    /** {@code struct ibv_rx_hash_conf} (RSS; zero for XRC). */
+    public static final CStruct IBV_RX_HASH_CONF = CStruct.struct("struct ibv_rx_hash_conf",
+        u8("rx_hash_function"), u8("rx_hash_key_len"), pointer("rx_hash_key"), u64("rx_hash_fields_mask"));
+
+    /**
+     * {@code struct ibv_qp_init_attr_ex}, for {@code ibv_create_qp_ex}: {@code ibv_qp_init_attr} followed by what
+     * XRC needs (the domain of an XRC_RECV queue pair, the protection domain of an XRC_SEND one) and later
+     * extensions.
+     */
+    public static final CStruct IBV_QP_INIT_ATTR_EX = CStruct.struct("struct ibv_qp_init_attr_ex",
+        pointer("qp_context"), pointer("send_cq"), pointer("recv_cq"), pointer("srq"),
+        IBV_QP_CAP.layout().withName("cap"), u32("qp_type"), u32("sq_sig_all"), u32("comp_mask"), pointer("pd"),
+        pointer("xrcd"), u32("create_flags"), u16("max_tso_header"), pointer("rwq_ind_tbl"),
+        IBV_RX_HASH_CONF.layout().withName("rx_hash_conf"), u32("source_qpn"), u64("send_ops_flags"));
+    /** {@code sizeof(struct ibv_qp_init_attr_ex)}. */
+    public static final long QP_INIT_ATTR_EX_SIZE = IBV_QP_INIT_ATTR_EX.size();
+    /** {@code ibv_qp_init_attr_ex.qp_type}. */
+    public static final long QP_INIT_ATTR_EX_QP_TYPE = IBV_QP_INIT_ATTR_EX.offset("qp_type");
+    /** {@code ibv_qp_init_attr_ex.comp_mask}. */
+    public static final long QP_INIT_ATTR_EX_COMP_MASK = IBV_QP_INIT_ATTR_EX.offset("comp_mask");
+    /** {@code ibv_qp_init_attr_ex.pd}. */
+    public static final long QP_INIT_ATTR_EX_PD = IBV_QP_INIT_ATTR_EX.offset("pd");
+    /** {@code ibv_qp_init_attr_ex.xrcd}. */
+    public static final long QP_INIT_ATTR_EX_XRCD = IBV_QP_INIT_ATTR_EX.offset("xrcd");
+
+    /** {@code struct ibv_qp_open_attr}, for {@code ibv_open_qp}: a process's reference to an XRC target QP. */
+    public static final CStruct IBV_QP_OPEN_ATTR = CStruct.struct("struct ibv_qp_open_attr",
+        u32("comp_mask"), u32("qp_num"), pointer("xrcd"), pointer("qp_context"), u32("qp_type"));
+    /** {@code sizeof(struct ibv_qp_open_attr)}. */
+    public static final long QP_OPEN_ATTR_SIZE = IBV_QP_OPEN_ATTR.size();
+    /** {@code ibv_qp_open_attr.comp_mask}. */
+    public static final long QP_OPEN_ATTR_COMP_MASK = IBV_QP_OPEN_ATTR.offset("comp_mask");
+    /** {@code ibv_qp_open_attr.qp_num}. */
+    public static final long QP_OPEN_ATTR_QP_NUM = IBV_QP_OPEN_ATTR.offset("qp_num");
+    /** {@code ibv_qp_open_attr.xrcd}. */
+    public static final long QP_OPEN_ATTR_XRCD = IBV_QP_OPEN_ATTR.offset("xrcd");
+    /** {@code ibv_qp_open_attr.qp_type}. */
+    public static final long QP_OPEN_ATTR_QP_TYPE = IBV_QP_OPEN_ATTR.offset("qp_type");
+
     /** {@code struct ibv_global_route}. */
     public static final CStruct IBV_GLOBAL_ROUTE = CStruct.struct("struct ibv_global_route",
         IBV_GID.layout().withName("dgid"), u32("flow_label"), u8("sgid_index"), u8("hop_limit"),

@@ -95,6 +95,33 @@ public final class IbvResourceLayouts {
     /** {@code ibv_srq_init_attr.attr.srq_limit}. */
     public static final long SRQ_INIT_ATTR_SRQ_LIMIT = IBV_SRQ_INIT_ATTR.offset("attr.srq_limit");
 
+    /** {@code struct ibv_tm_cap} (tag matching; zero for XRC). */
+    public static final CStruct IBV_TM_CAP = CStruct.struct("struct ibv_tm_cap", u32("max_num_tags"), u32("max_ops"));
+
+    /**
+     * {@code struct ibv_srq_init_attr_ex}, for {@code ibv_create_srq_ex}: an XRC SRQ names its domain and the
+     * completion queue its receives complete on.
+     */
+    public static final CStruct IBV_SRQ_INIT_ATTR_EX = CStruct.struct("struct ibv_srq_init_attr_ex",
+        pointer("srq_context"), IBV_SRQ_ATTR.layout().withName("attr"), u32("comp_mask"), u32("srq_type"),
+        pointer("pd"), pointer("xrcd"), pointer("cq"), IBV_TM_CAP.layout().withName("tm_cap"));
+    /** {@code sizeof(struct ibv_srq_init_attr_ex)}. */
+    public static final long SRQ_INIT_ATTR_EX_SIZE = IBV_SRQ_INIT_ATTR_EX.size();
+    /** {@code ibv_srq_init_attr_ex.attr.max_wr}. */
+    public static final long SRQ_INIT_ATTR_EX_MAX_WR = IBV_SRQ_INIT_ATTR_EX.offset("attr.max_wr");
+    /** {@code ibv_srq_init_attr_ex.attr.max_sge}. */
+    public static final long SRQ_INIT_ATTR_EX_MAX_SGE = IBV_SRQ_INIT_ATTR_EX.offset("attr.max_sge");
+    /** {@code ibv_srq_init_attr_ex.comp_mask}. */
+    public static final long SRQ_INIT_ATTR_EX_COMP_MASK = IBV_SRQ_INIT_ATTR_EX.offset("comp_mask");
+    /** {@code ibv_srq_init_attr_ex.srq_type}. */
+    public static final long SRQ_INIT_ATTR_EX_SRQ_TYPE = IBV_SRQ_INIT_ATTR_EX.offset("srq_type");
+    /** {@code ibv_srq_init_attr_ex.pd}. */
+    public static final long SRQ_INIT_ATTR_EX_PD = IBV_SRQ_INIT_ATTR_EX.offset("pd");
+    /** {@code ibv_srq_init_attr_ex.xrcd}. */
+    public static final long SRQ_INIT_ATTR_EX_XRCD = IBV_SRQ_INIT_ATTR_EX.offset("xrcd");
+    /** {@code ibv_srq_init_attr_ex.cq}. */
+    public static final long SRQ_INIT_ATTR_EX_CQ = IBV_SRQ_INIT_ATTR_EX.offset("cq");
+
     /**
      * {@code struct ibv_xrcd_init_attr}: {@code comp_mask}, then the {@code int fd} of the file that names the domain
      * ({@code -1}: none) and the {@code int oflags} ({@code O_CREAT}, {@code O_EXCL}).

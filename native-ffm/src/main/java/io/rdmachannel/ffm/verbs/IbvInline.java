@@ -5,6 +5,10 @@ import static io.rdmachannel.ffm.internal.ErrorPolicy.RETURNS_ERRNO;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_ABI_COMPAT;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.CONTEXT_SIZE;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_CLOSE_XRCD;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_CREATE_QP_EX;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_CREATE_SRQ_EX;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_GET_SRQ_NUM;
+import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_OPEN_QP;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_OPEN_XRCD;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_QUERY_PORT;
 import static io.rdmachannel.ffm.layout.IbvContextLayouts.VCTX_SZ;
@@ -53,6 +57,8 @@ public final class IbvInline {
     /** {@code ibv_xrcd *(*)(ibv_context *, ibv_xrcd_init_attr *)}: {@code verbs_context.open_xrcd}, errno captured. */
     static final MethodHandle PTR_PP_ERRNO_HANDLE = Downcalls.unbound(FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS),
         Errno.CAPTURE);
+    /** {@code int (*)(ibv_srq *, uint32_t *)}: {@code verbs_context.get_srq_num}. */
+    static final MethodHandle INT_PP_HANDLE = Downcalls.unbound(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     /** {@code int (*)(void *)}: {@code verbs_context.close_xrcd}. */
     static final MethodHandle INT_P_HANDLE = Downcalls.unbound(FunctionDescriptor.of(JAVA_INT, ADDRESS));
 
@@ -133,16 +139,7 @@ public final class IbvInline {
      * @throws NativeCallException if it fails.
      */
     public static MemorySegment openXrcd(MemorySegment context, MemorySegment initAttr) throws NativeCallException {
-        MemorySegment op = supportedOp(context, VCTX_OPEN_XRCD, "ibv_open_xrcd");
-        MemorySegment state = Errno.callState();
-        MemorySegment result;
-        try {
-            result = (MemorySegment) PTR_PP_ERRNO_HANDLE.invokeExact(op, state, context, initAttr);
-        } catch (Throwable t) {
-            throw Downcalls.unexpected(t);
-        }
-        NULL_SETS_ERRNO.check("ibv_open_xrcd", result.address(), state);
-        return result;
+        return callPointerOp(context, VCTX_OPEN_XRCD, "ibv_open_xrcd", initAttr);
     }
 
     /**
@@ -161,6 +158,85 @@ public final class IbvInline {
             throw Downcalls.unexpected(t);
         }
         RETURNS_ERRNO.check("ibv_close_xrcd", result, null);
+    }
+
+    /**
+     * Port of the {@code ibv_create_srq_ex} inline for what the plain {@code ibv_create_srq} cannot make (an XRC SRQ:
+     * {@code comp_mask} with the type, the domain and the completion queue): the {@code verbs_context.create_srq_ex}
+     * op, or {@code EOPNOTSUPP}.
+     *
+     * @param context the {@code ibv_context}.
+     * @param initAttr a {@code struct ibv_srq_init_attr_ex}; the provider writes the depth it granted back.
+     * @return the {@code ibv_srq}.
+     * @throws NativeCallException if it fails.
+     */
+    public static MemorySegment createSrqEx(MemorySegment context, MemorySegment initAttr)
+        throws NativeCallException {
+        return callPointerOp(context, VCTX_CREATE_SRQ_EX, "ibv_create_srq_ex", initAttr);
+    }
+
+    /**
+     * Port of the {@code ibv_create_qp_ex} inline for what the plain {@code ibv_create_qp} cannot make (an XRC send or
+     * receive queue pair): the {@code verbs_context.create_qp_ex} op, or {@code EOPNOTSUPP}.
+     *
+     * @param context the {@code ibv_context}.
+     * @param initAttr a {@code struct ibv_qp_init_attr_ex}.
+     * @return the {@code ibv_qp}.
+     * @throws NativeCallException if it fails.
+     */
+    public static MemorySegment createQpEx(MemorySegment context, MemorySegment initAttr) throws NativeCallException {
+        return callPointerOp(context, VCTX_CREATE_QP_EX, "ibv_create_qp_ex", initAttr);
+    }
+
+    /**
+     * Port of the {@code ibv_open_qp} inline: a reference of this process to an XRC target queue pair of the domain,
+     * by number (the {@code verbs_context.open_qp} op, or {@code EOPNOTSUPP}); {@code ibv_destroy_qp} drops it.
+     *
+     * @param context the {@code ibv_context}.
+     * @param openAttr a {@code struct ibv_qp_open_attr}.
+     * @return the {@code ibv_qp}.
+     * @throws NativeCallException if it fails.
+     */
+    public static MemorySegment openQp(MemorySegment context, MemorySegment openAttr) throws NativeCallException {
+        return callPointerOp(context, VCTX_OPEN_QP, "ibv_open_qp", openAttr);
+    }
+
+    /**
+     * Port of the {@code ibv_get_srq_num} inline: the number remote XRC senders put into {@code remote_srqn}.
+     *
+     * @param context the {@code ibv_context} of the SRQ.
+     * @param srq the {@code ibv_srq}.
+     * @param number where the number is written (a {@code uint32_t}).
+     * @throws NativeCallException if it fails ({@code EOPNOTSUPP} without the op).
+     */
+    public static void getSrqNum(MemorySegment context, MemorySegment srq, MemorySegment number)
+        throws NativeCallException {
+        MemorySegment op = supportedOp(context, VCTX_GET_SRQ_NUM, "ibv_get_srq_num");
+        int result;
+        try {
+            result = (int) INT_PP_HANDLE.invokeExact(op, srq, number);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+        RETURNS_ERRNO.check("ibv_get_srq_num", result, null);
+    }
+
+    /**
+     * Call a {@code verbs_context} op that takes the context and an attribute struct and returns an object or NULL
+     * with errno.
+     */
+    private static MemorySegment callPointerOp(MemorySegment context, long relativeOffset, String function,
+        MemorySegment attr) throws NativeCallException {
+        MemorySegment op = supportedOp(context, relativeOffset, function);
+        MemorySegment state = Errno.callState();
+        MemorySegment result;
+        try {
+            result = (MemorySegment) PTR_PP_ERRNO_HANDLE.invokeExact(op, state, context, attr);
+        } catch (Throwable t) {
+            throw Downcalls.unexpected(t);
+        }
+        NULL_SETS_ERRNO.check(function, result.address(), state);
+        return result;
     }
 
     /**
