@@ -37,7 +37,11 @@ class DuplexStreamTest {
             Arguments.of("default rings", new StreamOptions(), 64 << 20),
             // 4 KiB halves and 16 credits: grants all the time, often while the writer holds the send lock
             Arguments.of("small rings", new StreamOptions().receiveBufferSize(8192).sendBufferSize(8192)
-                .receiveQueueSize(16).sendQueueSize(32), 8 << 20));
+                .receiveQueueSize(16).sendQueueSize(32), 8 << 20),
+            // SRQ mode: the credit window grows and shrinks; grants for a ring half alone come between
+            Arguments.of("SRQ mode", new StreamOptions().sharedReceiveQueue(true), 64 << 20),
+            Arguments.of("small rings, SRQ mode", new StreamOptions().receiveBufferSize(8192).sendBufferSize(8192)
+                .receiveQueueSize(64).sendQueueSize(32).sharedReceiveQueue(true), 8 << 20));
     }
 
     @ParameterizedTest(name = "{0}")

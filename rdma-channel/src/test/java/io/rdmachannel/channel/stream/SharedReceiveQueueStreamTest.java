@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32;
 
 import org.junit.jupiter.api.AfterEach;
@@ -141,6 +142,25 @@ class SharedReceiveQueueStreamTest {
         message.put(new byte[] {1, 2, 3}).flip();
         BlockingStream.writeFully(server, message, serverWaker);
         assertEquals(3, BlockingStream.read(client, reply, clientWaker));
+    }
+
+    @Test
+    void shouldCarryDataInMessageModeWithTheSharedQueuesBuffers() throws Exception {
+        // iWARP: each message is a SEND of 4 bytes into a receive's buffer, here one of the shared queue's
+        transport = IwarpEmulation.transport();
+        listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64,
+            new StreamOptions().sharedReceiveQueue(true), serverWaker);
+        final RsocketConnection server = connect();
+        assertTrue(server.describe().contains("messageMode=true"), server::describe);
+        assertNotNull(server.sharedReceivePool().messageRegion(), server::describe);
+        final CompletableFuture<Long> sent = write(clients.get(0), clientWaker, 1 << 20, 1000, 7);
+        final CompletableFuture<Long> received = read(server, serverWaker);
+        try {
+            assertEquals(sent.get(20, TimeUnit.SECONDS), received.get(20, TimeUnit.SECONDS), server::describe);
+        } catch (final TimeoutException ex) {
+            throw new AssertionError("server " + server.describe() + "; client " + clients.get(0).describe(), ex);
+        }
+        assertTrue(server.sharedAccount()[1] > MINIMUM, server::describe);
     }
 
     @Test
