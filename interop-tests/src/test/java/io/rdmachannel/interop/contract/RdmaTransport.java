@@ -13,6 +13,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.NetworkChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
@@ -110,16 +111,16 @@ final class RdmaTransport implements ContractTransport {
 
     @Override
     public SocketChannel openSocketChannel() throws IOException {
-        final SocketChannel channel = provider().openSocketChannel();
-        if (sharedReceiveQueue) {
-            channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
-        }
-        return channel;
+        return inMode(provider().openSocketChannel());
     }
 
     @Override
     public ServerSocketChannel openServerSocketChannel() throws IOException {
-        final ServerSocketChannel channel = provider().openServerSocketChannel();
+        return inMode(provider().openServerSocketChannel());
+    }
+
+    /** A new channel of this transport, in SRQ mode when the transport is. */
+    private <T extends NetworkChannel> T inMode(final T channel) throws IOException {
         if (sharedReceiveQueue) {
             channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
         }

@@ -185,8 +185,9 @@ final class ShmLink {
                 }
             }
             case SRQ_LIMIT -> {
-                final ShmSharedReceiveQueue queue = device.sharedReceiveQueue(argument);
-                if (queue != null) {
+                // only for the queue this link's queue pair takes its receives from: a peer reaches no other
+                final ShmSharedReceiveQueue queue = local == null ? null : local.sharedReceiveQueue();
+                if (queue != null && queue.id() == argument) {
                     queue.onLimitReached();
                 }
             }

@@ -837,6 +837,13 @@ final class ShmQueuePair implements QueuePair {
         return DONE;
     }
 
+    /**
+     * The shared receive queue this queue pair takes its receives from, or null.
+     */
+    ShmSharedReceiveQueue sharedReceiveQueue() {
+        return sharedReceiveQueue;
+    }
+
     private long claimReceive(final RemotePeer peer) {
         final ReceiveQueue queue = peer.receiveQueue();
         long position = queue.claim();

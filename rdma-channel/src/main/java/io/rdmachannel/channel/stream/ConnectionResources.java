@@ -220,8 +220,11 @@ final class ConnectionResources {
         sendRegion = null;
         sendMemory = null;
         if (sharedPool != null) {
-            // the queue pair is gone: no message can take one of the receives reserved for it any more
-            sharedPool.giveBack(sharedReserved);
+            // the queue pair is gone: no message can take one of the receives reserved for it any more (one that
+            // failed to close may still take them: they stay reserved, so other connections' credits stay backed)
+            if (failure == null) {
+                sharedPool.giveBack(sharedReserved);
+            }
             sharedReserved = 0;
             sharedPool = null;
         }

@@ -213,10 +213,7 @@ final class ReceivePath {
             // each completion was handled by onCompletion
         }
         state.resolveDeferredFailure(queuePair);
-        giveCredits();
-        if (sharedPool != null) {
-            trimShared();
-        }
+        giveCreditsAndTrim();
     }
 
     private void onCompletion(final WorkCompletion completion) {
@@ -411,6 +408,16 @@ final class ReceivePath {
     }
 
     /**
+     * Grant what is due, then in SRQ mode give back the shared receives no credit needs any more.
+     */
+    private void giveCreditsAndTrim() {
+        giveCredits();
+        if (sharedPool != null) {
+            trimShared();
+        }
+    }
+
+    /**
      * SRQ mode: keep reserved what backs the credits still outstanding and the spares, never less than the minimum;
      * give the rest back to the shared pool.
      */
@@ -467,10 +474,7 @@ final class ReceivePath {
      */
     private long endRead(final long taken) throws IOException {
         if (taken > 0) {
-            giveCredits();
-            if (sharedPool != null) {
-                trimShared();
-            }
+            giveCreditsAndTrim();
             return taken;
         }
         return endOfInput();

@@ -192,12 +192,12 @@ final class SendPath {
             requestService();
             return;
         }
-        sendLock.lock();
+        lock();
         try {
             serviceRequested = false;
             poll();
         } finally {
-            sendLock.unlock();
+            unlock();
         }
     }
 
