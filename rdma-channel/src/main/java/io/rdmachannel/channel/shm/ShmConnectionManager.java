@@ -27,6 +27,7 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -458,8 +459,9 @@ final class ShmConnectionManager implements ConnectionManager {
         void register() {
             try {
                 server.register(selector, SelectionKey.OP_ACCEPT, this);
-            } catch (final IOException ex) {
-                LOG.warn("cannot serve shm listener {}", localAddress, ex);
+            } catch (final ClosedChannelException ex) {
+                // closed by its owner before this thread came to serve it: nothing to serve, nothing went wrong
+                LOG.debug("shm listener {} closed before it was served", localAddress);
                 close();
             }
         }
