@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * rdmachannel installed as the JVM-wide provider, talked to over its stdout lines; its stderr (which carries
  * rdmachannel's DEBUG lines in drop-in JVMs) goes to a file. Closing it ends its stdin, then destroys it.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
     static final String PROVIDER_PROPERTY = "java.nio.channels.spi.SelectorProvider";
     static final String RDMA_PROVIDER = "io.rdmachannel.nio.RdmaSelectorProvider";
     /** System properties of this JVM that children inherit (which verbs provider, where shm lives, ...). */
@@ -47,7 +47,7 @@ final class ChildJvm implements AutoCloseable {
      * @param dropIn whether rdmachannel is the child's JVM-wide provider.
      * @param properties more {@code -D} settings ({@code name=value}); they come last, so they override.
      */
-    static ChildJvm start(final Class<?> main, final boolean dropIn, final List<String> properties,
+    public static ChildJvm start(final Class<?> main, final boolean dropIn, final List<String> properties,
         final String... args) throws IOException {
         return start(main, dropIn, properties, List.of("-XX:TieredStopAtLevel=1"), args);
     }
@@ -103,7 +103,7 @@ final class ChildJvm implements AutoCloseable {
      *
      * @throws AssertionError with this child's output if none comes within {@code seconds}.
      */
-    String expect(final String prefix, final long seconds) throws InterruptedException {
+    public String expect(final String prefix, final long seconds) throws InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (true) {
             final String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -162,7 +162,7 @@ final class ChildJvm implements AutoCloseable {
     /**
      * The child's name, output and stderr, for failure messages.
      */
-    String describe() {
+    public String describe() {
         final List<String> output;
         synchronized (seen) {
             output = List.copyOf(seen);

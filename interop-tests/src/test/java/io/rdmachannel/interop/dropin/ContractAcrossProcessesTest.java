@@ -32,10 +32,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Stream behaviour with the two ends in two JVMs, run on the JDK's TCP channels (the oracle) and on rdmachannel with
  * the same assertions: the far end is {@link ContractPeer}, an unmodified program in a child JVM (with rdmachannel
- * installed JVM-wide for the RDMA run), and this JVM's end is blocking or non-blocking with a {@link Selector}. The
- * contract suite proper runs both ends in one JVM, where the shm provider's agent, its links between processes, the
- * mappings of another process's memory and the wake-ups across processes are never exercised; here every connection
- * goes through them.
+ * installed JVM-wide for the RDMA run), and this JVM's end is blocking or non-blocking with a {@link Selector}. Every
+ * connection goes through the shm provider's agents, its links between processes, the mappings of another process's
+ * memory and the wake-ups across processes. The contract suite runs its every test that way too, on the transport
+ * {@code rdma-shm-procs} (its clients in a child JVM, driven through proxies); this test keeps the far end an
+ * unmodified program with rdmachannel installed JVM-wide.
  *
  * <p>{@code rdmachannel.dropin.address} is the address the far end listens on (default 127.0.0.1; an address of the
  * RDMA device's interface on the native provider).

@@ -1,0 +1,115 @@
+package io.rdmachannel.interop.contract;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ProtocolFamily;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.Pipe;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.nio.channels.spi.SelectorProvider;
+
+/**
+ * The shm channels with the two ends of every connection in two JVMs ({@value #NAME}): listeners and the channels
+ * they accept are this JVM's real rdmachannel channels; every channel the suite opens with
+ * {@link #openSocketChannel()} is a real channel in a child JVM ({@link RemoteChannelHost}) worked through a proxy
+ * ({@link RemoteSocketChannel}); selectors ({@link SplitSelector}) take both. So each test of the suite runs with
+ * its client in another process: the shm handshake between processes, the agents' links and wake-up frames, the
+ * mappings of another process's queue pairs, completion queues and memory, a peer's close and end seen through the
+ * link, all with the assertions the JDK's TCP channels pass.
+ * <p>
+ * What the proxy cannot make remote stays local: the threads. A test's thread blocked in a remote read waits for
+ * the child's answer (an interrupt closes the channel here, which closes it there), and a selection waits in the
+ * local selector and the child's at once.
+ */
+final class ProcessesTransport implements ContractTransport {
+    /** The transport's name. */
+    static final String NAME = "rdma-shm-procs";
+
+    private final RdmaTransport local = new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress());
+    private final SelectorProvider split = new SplitProvider();
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /**
+     * The provider of this JVM's channels (listeners and accepted channels).
+     */
+    @Override
+    public SelectorProvider provider() {
+        return local.provider();
+    }
+
+    @Override
+    public InetAddress loopbackAddress() {
+        return local.loopbackAddress();
+    }
+
+    @Override
+    public boolean queuesConnectsBeyondBacklog() {
+        return local.queuesConnectsBeyondBacklog();
+    }
+
+    @Override
+    public boolean assignsClientPortAtBind() {
+        return local.assignsClientPortAtBind();
+    }
+
+    @Override
+    public SocketChannel openSocketChannel() throws IOException {
+        return split.openSocketChannel();
+    }
+
+    @Override
+    public ServerSocketChannel openServerSocketChannel() throws IOException {
+        return local.openServerSocketChannel();
+    }
+
+    @Override
+    public java.nio.channels.Selector openSelector() throws IOException {
+        return split.openSelector();
+    }
+
+    @Override
+    public String toString() {
+        return NAME;
+    }
+
+    /**
+     * The provider the remote channels report: its selectors take both kinds of channel.
+     */
+    private final class SplitProvider extends SelectorProvider {
+        @Override
+        public AbstractSelector openSelector() throws IOException {
+            return new SplitSelector(this, local.provider().openSelector());
+        }
+
+        @Override
+        public SocketChannel openSocketChannel() throws IOException {
+            return RemoteSocketChannel.open(this);
+        }
+
+        @Override
+        public ServerSocketChannel openServerSocketChannel() throws IOException {
+            return local.openServerSocketChannel();
+        }
+
+        @Override
+        public DatagramChannel openDatagramChannel() {
+            throw new UnsupportedOperationException("no datagram channels over RDMA");
+        }
+
+        @Override
+        public DatagramChannel openDatagramChannel(final ProtocolFamily family) {
+            throw new UnsupportedOperationException("no datagram channels over RDMA");
+        }
+
+        @Override
+        public Pipe openPipe() {
+            throw new UnsupportedOperationException("no pipes over RDMA");
+        }
+    }
+}
