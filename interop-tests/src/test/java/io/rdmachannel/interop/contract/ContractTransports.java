@@ -43,7 +43,8 @@ final class ContractTransports {
      * stream's message mode, on shm devices emulating iWARP; it has no IPv6 twin (the address family does not
      * change how messages travel). {@code rdma-shm-nodes} runs it with listeners and clients on two shm nodes, so
      * that every connection crosses nodes as a connection between two processes does; {@code rdma-shm-procs} runs it
-     * with every client in a child JVM ({@link ProcessesTransport}), so that it does cross processes.
+     * with every client in a child JVM ({@link ProcessesTransport}), so that it does cross processes ({@code
+     * rdma-shm-procs-srq} in SRQ mode).
      * {@code rdma-shm-oob} runs it
      * with the queue pairs connected by the {@code oob} manager (a TCP side channel) instead of shm's rendezvous;
      * {@code rdma-native-oob} does the same on a real device (the soft-RoCE guest) instead of rdma_cm; the
@@ -57,7 +58,8 @@ final class ContractTransports {
             .inSrqMode(RdmaTransport.SHM_SRQ),
         new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_NODES, RdmaTransport.NODES_FABRIC, InetAddress.getLoopbackAddress()),
-        new ProcessesTransport(),
+        new ProcessesTransport(false),
+        new ProcessesTransport(true),
         new RdmaTransport(RdmaTransport.SHM_OOB, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_OOB_GID, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress(), true),
         nativeTransport(RdmaTransport.NATIVE, "native", false),

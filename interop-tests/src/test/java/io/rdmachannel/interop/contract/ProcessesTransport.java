@@ -1,5 +1,7 @@
 package io.rdmachannel.interop.contract;
 
+import io.rdmachannel.nio.RdmaSocketOptions;
+
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ProtocolFamily;
@@ -26,13 +28,31 @@ import java.nio.channels.spi.SelectorProvider;
 final class ProcessesTransport implements ContractTransport {
     /** The transport's name. */
     static final String NAME = "rdma-shm-procs";
+    /** The name of its twin in SRQ mode. */
+    static final String SRQ_NAME = NAME + "-srq";
 
-    private final RdmaTransport local = new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress());
+    private final String name;
+    private final boolean sharedReceiveQueue;
+    private final RdmaTransport local;
     private final SelectorProvider split = new SplitProvider();
+
+    /**
+     * The transport, or in SRQ mode its twin {@value #SRQ_NAME}: then every channel, here and in the child, sets
+     * {@link RdmaSocketOptions#RDMA_SHARED_RECEIVE_QUEUE}, so each JVM's connections take their receives from its
+     * device's shared receive queue while their peers are in the other JVM.
+     *
+     * @param sharedReceiveQueue whether in SRQ mode.
+     */
+    ProcessesTransport(final boolean sharedReceiveQueue) {
+        this.sharedReceiveQueue = sharedReceiveQueue;
+        this.name = sharedReceiveQueue ? SRQ_NAME : NAME;
+        final RdmaTransport shm = new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress());
+        this.local = sharedReceiveQueue ? shm.inSrqMode(name) : shm;
+    }
 
     @Override
     public String name() {
-        return NAME;
+        return name;
     }
 
     /**
@@ -60,7 +80,11 @@ final class ProcessesTransport implements ContractTransport {
 
     @Override
     public SocketChannel openSocketChannel() throws IOException {
-        return split.openSocketChannel();
+        final SocketChannel channel = split.openSocketChannel();
+        if (sharedReceiveQueue) {
+            channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+        }
+        return channel;
     }
 
     @Override
@@ -75,7 +99,7 @@ final class ProcessesTransport implements ContractTransport {
 
     @Override
     public String toString() {
-        return NAME;
+        return name;
     }
 
     /**
