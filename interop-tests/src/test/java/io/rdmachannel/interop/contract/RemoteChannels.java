@@ -19,12 +19,15 @@ import java.net.SocketOption;
 import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.UnsupportedAddressTypeException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -45,6 +48,8 @@ final class RemoteChannels {
     static final int HOST = 0;
 
     private static final long START_SECONDS = 60;
+    /** The longest any call may take: longer than any blocking call of the suite (its tests time out sooner). */
+    private static final Duration MAX_WAIT = Duration.ofMinutes(5);
     private static final Map<String, SocketOption<?>> OPTIONS = knownOptions();
 
     private static volatile RemoteChannels instance;
@@ -105,7 +110,7 @@ final class RemoteChannels {
 
     /**
      * Calls {@code op} on the child's object {@code target} and waits for its answer, uninterruptibly (a thread
-     * interrupted in a blocking call learns of it from its channel, as with a local one).
+     * interrupted in a blocking call learns of it from its channel, as with a local one), for at most 5 minutes.
      *
      * @param target the object's id, or {@link #HOST}.
      * @param op     the operation.
@@ -153,12 +158,40 @@ final class RemoteChannels {
      * @throws IOException what the object threw.
      */
     static Response await(final CompletableFuture<Response> answer) throws IOException {
-        final Response response;
+        return await(answer, MAX_WAIT);
+    }
+
+    /**
+     * Like {@link #await(CompletableFuture)} for at most {@code limit}: a call that is not answered by then fails
+     * (the longest blocking call of the suite is far shorter: this keeps a hung child from hanging the build).
+     *
+     * @param answer the answer to come.
+     * @param limit  how long to wait at most.
+     * @return the answer, when it is a value.
+     * @throws IOException what the object threw, or that no answer came in time.
+     */
+    static Response await(final CompletableFuture<Response> answer, final Duration limit) throws IOException {
+        final long deadline = System.nanoTime() + limit.toNanos();
+        boolean interrupted = false;
+        Response response = null;
         try {
-            response = answer.join();
-        } catch (final CompletionException ex) {
-            throw ex.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
-                : new IOException(ex.getCause());
+            while (response == null) {
+                try {
+                    response = answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (final InterruptedException ex) {
+                    // the caller learns of the interrupt from its channel, as with a local one
+                    interrupted = true;
+                } catch (final TimeoutException ex) {
+                    throw new IOException("no answer from the remote channel host within " + limit, ex);
+                } catch (final ExecutionException ex) {
+                    throw ex.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
+                        : new IOException(ex.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         final Throwable failure = response.failure();
         if (failure == null) {

@@ -10,6 +10,7 @@ import java.net.SocketOption;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -24,6 +25,9 @@ import java.util.stream.Stream;
  * real channel closed itself (a failed connect, its adaptor's close), so does this one.
  */
 final class RemoteSocketChannel extends SocketChannel {
+    /** How long {@link #toString()} waits for the child: failure reports must not hang on a hung child. */
+    private static final Duration DESCRIBE_WAIT = Duration.ofSeconds(10);
+
     private final RemoteChannels host;
     private final int id;
     private final Object socketLock = new Object();
@@ -308,7 +312,7 @@ final class RemoteSocketChannel extends SocketChannel {
     @Override
     public String toString() {
         try {
-            return "remote " + host.call(id, "toString").value();
+            return "remote " + RemoteChannels.await(host.callAsync(id, "toString"), DESCRIBE_WAIT).value();
         } catch (final IOException ex) {
             return "RemoteSocketChannel[" + id + ", " + ex + "]";
         }
