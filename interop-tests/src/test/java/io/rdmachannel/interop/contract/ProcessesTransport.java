@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.ProtocolFamily;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.Pipe;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.AbstractSelector;
@@ -93,7 +94,7 @@ final class ProcessesTransport implements ContractTransport {
     }
 
     @Override
-    public java.nio.channels.Selector openSelector() throws IOException {
+    public Selector openSelector() throws IOException {
         return split.openSelector();
     }
 

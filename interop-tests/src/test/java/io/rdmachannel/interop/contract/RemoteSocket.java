@@ -26,6 +26,7 @@ final class RemoteSocket extends Socket {
         this.channel = channel;
     }
 
+    /** No implementation: every method of the socket is overridden (a typed null picks the right constructor). */
     private static SocketImpl noImpl() {
         return null;
     }

@@ -40,6 +40,7 @@ import java.util.function.Consumer;
 final class SplitSelector extends AbstractSelector {
     private final Selector local;
     private final Object keyLock = new Object();
+    private final Object remoteLock = new Object();
     private final Set<SelectionKey> keys = new HashSet<>();
     private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
     private final Set<SelectionKey> selected = new HashSet<>();
@@ -97,11 +98,17 @@ final class SplitSelector extends AbstractSelector {
         return key;
     }
 
+    /**
+     * The child's selector, opened on first use; under a lock of its own, so that a selection (which needs
+     * {@code keyLock}) never waits for the child's answer. {@code host} is set before {@code remoteSelector}, which
+     * is what selections test.
+     */
     private int remoteSelector(final RemoteChannels channels) throws IOException {
-        synchronized (keyLock) {
+        synchronized (remoteLock) {
             if (remoteSelector == 0) {
-                remoteSelector = (Integer) channels.call(RemoteChannels.HOST, "openSelector").value();
+                final int opened = (Integer) channels.call(RemoteChannels.HOST, "openSelector").value();
                 host = channels;
+                remoteSelector = opened;
             }
             return remoteSelector;
         }
