@@ -9,6 +9,7 @@ import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_SEND_FLAGS
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_SG_LIST;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_SIZE;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_WR_ID;
+import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SEND_WR_XRC_REMOTE_SRQN;
 import static io.rdmachannel.ffm.layout.IbvWorkRequestLayouts.SGE_SIZE;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -100,6 +101,13 @@ final class NativeSendWorkRequest implements SendWorkRequest {
     }
 
     @Override
+    public SendWorkRequest remoteSharedReceiveQueue(int number) {
+        // qp_type.xrc.remote_srqn: read by the driver for XRC_SEND queue pairs only
+        memory.set(JAVA_INT, SEND_WR_XRC_REMOTE_SRQN, number);
+        return this;
+    }
+
+    @Override
     public SendWorkRequest sgeCount(int count) {
         sges.count(count);
         return this;
@@ -139,6 +147,11 @@ final class NativeSendWorkRequest implements SendWorkRequest {
     @Override
     public int remoteKey() {
         return memory.get(JAVA_INT, SEND_WR_RDMA_RKEY);
+    }
+
+    @Override
+    public int remoteSharedReceiveQueue() {
+        return memory.get(JAVA_INT, SEND_WR_XRC_REMOTE_SRQN);
     }
 
     @Override

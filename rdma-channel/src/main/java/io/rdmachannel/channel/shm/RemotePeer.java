@@ -1,14 +1,6 @@
 package io.rdmachannel.channel.shm;
 
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.BYTE_LENGTH_OFFSET;
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.FLAGS_OFFSET;
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.IMMEDIATE_OFFSET;
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.OPCODE_OFFSET;
 import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.SEQUENCE_OFFSET;
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.SLOT_OFFSET;
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.STATUS_OFFSET;
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.VENDOR_ERROR_OFFSET;
-import static io.rdmachannel.channel.shm.InboundCompletionDescriptor.WR_ID_OFFSET;
 
 import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionStatus;
@@ -31,7 +23,7 @@ import java.util.HexFormat;
  * the shared receive queue only inside an access the guard admitted ({@link #enter}), so a connection that ended can
  * never reach the memory of a later one.
  */
-final class RemotePeer implements AutoCloseable {
+final class RemotePeer implements ReceivingPeer, AutoCloseable {
     private final ShmDevice device;
     private final byte[] gid;
     private final int queuePairNumber;
@@ -213,7 +205,8 @@ final class RemotePeer implements AutoCloseable {
         return gid;
     }
 
-    int queuePairNumber() {
+    @Override
+    public int queuePairNumber() {
         return queuePairNumber;
     }
 
@@ -221,26 +214,31 @@ final class RemotePeer implements AutoCloseable {
         return sameDevice;
     }
 
-    PeerNode node() {
+    @Override
+    public PeerNode node() {
         return node;
     }
 
-    int protectionDomain() {
+    @Override
+    public int protectionDomain() {
         return protectionDomain;
     }
 
     /**
      * The id of the peer's shared receive queue its receives come from, or -1 with a receive queue of its own.
      */
-    int sharedReceiveQueueId() {
+    @Override
+    public int sharedReceiveQueueId() {
         return sharedReceiveQueueId;
     }
 
-    int completionQueueId() {
+    @Override
+    public int completionQueueId() {
         return completionQueueId;
     }
 
-    ReceiveQueue receiveQueue() {
+    @Override
+    public ReceiveQueue receiveQueue() {
         return receiveQueue;
     }
 
@@ -250,11 +248,13 @@ final class RemotePeer implements AutoCloseable {
      *
      * @return false if the peer queue pair is gone (its block may hold another queue pair by now): touch nothing.
      */
-    boolean enter() {
+    @Override
+    public boolean enter() {
         return AccessGuard.enter(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET, identity);
     }
 
-    void exit() {
+    @Override
+    public void exit() {
         AccessGuard.exit(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET);
     }
 
@@ -290,12 +290,14 @@ final class RemotePeer implements AutoCloseable {
         return AccessGuard.identity(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET) == identity;
     }
 
-    boolean canReceive() {
+    @Override
+    public boolean canReceive() {
         final int state = state();
         return state == QueuePairState.READY_TO_RECEIVE.code() || state == QueuePairState.READY_TO_SEND.code();
     }
 
-    boolean isGone() {
+    @Override
+    public boolean isGone() {
         final int state = state();
         return state == QueuePairBlockDescriptor.STATE_DESTROYED || state == QueuePairState.ERROR.code();
     }
@@ -319,21 +321,24 @@ final class RemotePeer implements AutoCloseable {
     /**
      * The remote access the peer queue pair allows.
      */
-    int accessFlags() {
+    @Override
+    public int accessFlags() {
         return blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.ACCESS_OFFSET);
     }
 
     /**
      * The peer's RNR NAK timer code, clamped to the valid range.
      */
-    int minRnrTimer() {
+    @Override
+    public int minRnrTimer() {
         return blockSegment.get(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET) & 31;
     }
 
     /**
      * Move the peer to ERROR unless it is gone already.
      */
-    void setError() {
+    @Override
+    public void setError() {
         if (faulted) {
             return;
         }
@@ -368,7 +373,8 @@ final class RemotePeer implements AutoCloseable {
      *
      * @return false if the ring was full, which a well-behaved peer never allows.
      */
-    boolean publish(final long workRequestId, final int slot, final CompletionStatus status,
+    @Override
+    public boolean publish(final long workRequestId, final int slot, final CompletionStatus status,
         final CompletionOpcode opcode, final int byteLength, final int flags, final int immediate) {
         final MemorySegment segment = blockSegment;
         final long head = Atomics.getLongVolatile(segment, inboundBase + InboundCompletionDescriptor.HEAD_OFFSET);
@@ -376,14 +382,8 @@ final class RemotePeer implements AutoCloseable {
             return false;
         }
         final long entry = inboundBase + InboundCompletionDescriptor.entryOffset(inboundCapacity, inboundTail);
-        segment.set(Atomics.LONG, entry + WR_ID_OFFSET, workRequestId);
-        segment.set(Atomics.INT, entry + BYTE_LENGTH_OFFSET, byteLength);
-        segment.set(Atomics.INT, entry + IMMEDIATE_OFFSET, immediate);
-        segment.set(Atomics.INT, entry + STATUS_OFFSET, status.code());
-        segment.set(Atomics.INT, entry + OPCODE_OFFSET, opcode.code());
-        segment.set(Atomics.INT, entry + FLAGS_OFFSET, flags);
-        segment.set(Atomics.INT, entry + SLOT_OFFSET, slot);
-        segment.set(Atomics.INT, entry + VENDOR_ERROR_OFFSET, 0);
+        InboundCompletionDescriptor.write(segment, entry, workRequestId, slot, status, opcode, byteLength, flags,
+            immediate);
         inboundTail++;
         Atomics.setLongRelease(segment, entry + SEQUENCE_OFFSET, inboundTail);
         Atomics.setLongRelease(segment, inboundBase + InboundCompletionDescriptor.TAIL_OFFSET, inboundTail);
@@ -396,12 +396,9 @@ final class RemotePeer implements AutoCloseable {
      *
      * @return true if the caller must send the wake-up for the peer's readiness source.
      */
-    boolean disarmCompletionQueue(final boolean solicited) {
-        final int fired = ShmCompletionQueue.disarm(completionQueueSegment, solicited);
-        if (ShmCompletionQueue.wakesWaiter(fired)) {
-            ShmCompletionQueue.wakeWaiter(completionQueueSegment);
-        }
-        return ShmCompletionQueue.wakesReadiness(fired);
+    @Override
+    public boolean disarmCompletionQueue(final boolean solicited) {
+        return ShmCompletionQueue.disarmAndWake(completionQueueSegment, solicited);
     }
 
     /**

@@ -62,7 +62,7 @@ final class ShmCompletionQueue implements CompletionQueue {
     private final ShmQueuePair[] ringQueuePairs;
     private long ringHead;
     private long ringTail;
-    private volatile ShmQueuePair[] receivers = new ShmQueuePair[0];
+    private volatile InboundReceiver[] receivers = new InboundReceiver[0];
     private int attached;
     private int cursor;
     private volatile boolean overrun;
@@ -119,7 +119,7 @@ final class ShmCompletionQueue implements CompletionQueue {
                     + " send completions were outstanding; size it for every signalled request");
             }
             int count = 0;
-            final ShmQueuePair[] queuePairs = receivers;
+            final InboundReceiver[] queuePairs = receivers;
             final int queuePairCount = queuePairs.length;
             for (int i = 0; i < queuePairCount && count < limit; i++) {
                 count += queuePairs[(cursor + i) % queuePairCount].pollReceives(completion, handler, limit - count);
@@ -221,6 +221,20 @@ final class ShmCompletionQueue implements CompletionQueue {
                 return fired;
             }
         }
+    }
+
+    /**
+     * A producer's side of a peer's completion queue ({@link #disarm}): wake its waiting thread at once (a futex wake
+     * on this mapping of its file: no message, no agent) if one is armed.
+     *
+     * @return true if the caller must send the wake-up for the queue's readiness source.
+     */
+    static boolean disarmAndWake(final MemorySegment armedWord, final boolean solicited) {
+        final int fired = disarm(armedWord, solicited);
+        if (wakesWaiter(fired)) {
+            wakeWaiter(armedWord);
+        }
+        return wakesReadiness(fired);
     }
 
     /**
@@ -371,11 +385,11 @@ final class ShmCompletionQueue implements CompletionQueue {
         }
     }
 
-    void attachReceiver(final ShmQueuePair queuePair) {
+    void attachReceiver(final InboundReceiver queuePair) {
         pollLock.lock();
         try {
-            final ShmQueuePair[] current = receivers;
-            final ShmQueuePair[] next = Arrays.copyOf(current, current.length + 1);
+            final InboundReceiver[] current = receivers;
+            final InboundReceiver[] next = Arrays.copyOf(current, current.length + 1);
             next[current.length] = queuePair;
             receivers = next;
         } finally {
@@ -383,10 +397,10 @@ final class ShmCompletionQueue implements CompletionQueue {
         }
     }
 
-    void detachReceiver(final ShmQueuePair queuePair) {
+    void detachReceiver(final InboundReceiver queuePair) {
         pollLock.lock();
         try {
-            receivers = Arrays.stream(receivers).filter(q -> q != queuePair).toArray(ShmQueuePair[]::new);
+            receivers = Arrays.stream(receivers).filter(q -> q != queuePair).toArray(InboundReceiver[]::new);
         } finally {
             pollLock.unlock();
         }

@@ -22,7 +22,12 @@ import org.slf4j.LoggerFactory;
  *   RECV_POSTED arg1 = receiver's QP number (whose send queue may retry)
  *   QP_ERROR    arg1 = receiver's QP number (to move to ERROR)
  *   SRQ_LIMIT   arg1 = id of the receiver's shared receive queue whose armed limit a claim reached
+ *   XRC_SRQ_LIMIT arg1 = id of an XRC shared receive queue of the receiver whose armed limit a claim reached
  * </pre>
+ *
+ * <p>An XRC initiator's link to the device of XRC shared receive queues it delivers into is introduced to queue pair
+ * {@link #XRC_LINK} (no queue pair has number 0): the receiving end is bound to no queue pair and takes WAKE_CQ and
+ * XRC_SRQ_LIMIT frames; its end tells the initiator that the device is gone.
  */
 final class ShmLink {
     static final int FRAME_LENGTH = 32;
@@ -31,6 +36,9 @@ final class ShmLink {
     static final int RECV_POSTED = 3;
     static final int QP_ERROR = 4;
     static final int SRQ_LIMIT = 5;
+    static final int XRC_SRQ_LIMIT = 6;
+    /** The queue pair number an XRC initiator's link is introduced to. */
+    static final int XRC_LINK = 0;
 
     private static final Logger LOG = LoggerFactory.getLogger(ShmLink.class);
 
@@ -155,6 +163,10 @@ final class ShmLink {
 
     private void onHello(final ShmDevice device, final byte[] gid, final int remote, final int local,
         final int generation) {
+        if (local == XRC_LINK) {
+            LOG.debug("shm link from XRC initiator {}/{}", HexFormat.of().formatHex(gid), remote);
+            return;
+        }
         final ShmQueuePair target = device.queuePair(local);
         if (target == null || !target.acceptLink(this, gid, remote, generation)) {
             LOG.debug("shm link introduced for unknown or unexpected queue pair {} from {}/{}", local,
@@ -188,6 +200,13 @@ final class ShmLink {
                 // only for the queue this link's queue pair takes its receives from: a peer reaches no other
                 final ShmSharedReceiveQueue queue = local == null ? null : local.sharedReceiveQueue();
                 if (queue != null && queue.id() == argument) {
+                    queue.onLimitReached();
+                }
+            }
+            case XRC_SRQ_LIMIT -> {
+                // any XRC initiator may reach any XRC shared receive queue of the device, and no other kind
+                final ShmSharedReceiveQueue queue = device.sharedReceiveQueue(argument);
+                if (queue != null && queue.isXrc()) {
                     queue.onLimitReached();
                 }
             }

@@ -24,15 +24,19 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
+import org.agrona.collections.Int2ObjectHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An RC queue pair of the shared-memory provider.
+ * An RC queue pair, or an XRC initiator queue pair, of the shared-memory provider.
  *
  * <p>A post executes in the caller's thread: it checks states, keys, bounds and access, copies the bytes into or
  * out of the peer's mapped memory, consumes one of the peer's posted receives where the opcode needs one and
@@ -50,10 +54,19 @@ import org.slf4j.LoggerFactory;
  * first FPDU of the initiator, a plain RDMA WRITE too; waiting for a receive is stricter, and what the stream engine
  * does anyway.
  *
+ * <p>An XRC initiator ({@link QueuePairType#XRC_SEND}) has no receive side. Connected to a target queue pair
+ * ({@link XrcTargetPeer}), it executes each request against the XRC shared receive queue the request names
+ * ({@link SendWorkRequest#remoteSharedReceiveQueue()}), in whatever process of the target's host that queue lives
+ * ({@link XrcReceivePeer}, mapped on first use and kept); its wake-ups travel over one link per device of those
+ * queues. A request the target does not take (not connected to this initiator, or in ERROR, or destroyed) fails with
+ * {@link CompletionStatus#TRANSPORT_RETRY_EXCEEDED} after the retries, as no responder answers; a queue number the
+ * target's domain does not hold (never created, closed, its process gone) with
+ * {@link CompletionStatus#REMOTE_INVALID_REQUEST}, and the target moves to ERROR (the responder's fatal error).
+ *
  * <p>Locking: {@code sendLock} guards the send queue and every state change; the receive side is consumed under the
  * receive completion queue's poll lock; the link and the early-link fields under {@code linkLock}.
  */
-final class ShmQueuePair implements QueuePair {
+final class ShmQueuePair implements QueuePair, InboundReceiver {
     private static final Logger LOG = LoggerFactory.getLogger(ShmQueuePair.class);
     private static final int DONE = 0;
     private static final int RETRY = 1;
@@ -66,7 +79,9 @@ final class ShmQueuePair implements QueuePair {
     private final ShmDevice device;
     private final int number;
     private final ShmCompletionQueue sendCompletionQueue;
+    /** Null for an XRC initiator, which has no receive side. */
     private final ShmCompletionQueue receiveCompletionQueue;
+    private final QueuePairType type;
     private final ShmSharedReceiveQueue sharedReceiveQueue;
     private final int maxSendWorkRequests;
     private final int maxSendSge;
@@ -101,6 +116,10 @@ final class ShmQueuePair implements QueuePair {
     private int rnrRetry = QueuePairAttributes.RNR_RETRY_INFINITE;
     private int timeout = 14;
     private volatile RemotePeer remote;
+    /** An XRC initiator's target, once connected; written under sendLock. */
+    private volatile XrcTargetPeer xrcTarget;
+    /** An XRC initiator's shared receive queues reached so far, by number; guarded by sendLock. */
+    private final Int2ObjectHashMap<XrcReceivePeer> xrcQueues = new Int2ObjectHashMap<>();
     private volatile long retryDeadlineNanos;
     private volatile long sendRetired;
     private volatile boolean peerGone;
@@ -118,6 +137,8 @@ final class ShmQueuePair implements QueuePair {
     // guarded by linkLock
     private ShmLink link;
     private ShmLink earlyLink;
+    /** An XRC initiator's links to the devices of the queues it reached, by GID. */
+    private final Map<String, ShmLink> xrcLinks = new HashMap<>();
     private byte[] earlyGid;
     private int earlyQueuePairNumber;
     private int earlyGeneration;
@@ -133,6 +154,7 @@ final class ShmQueuePair implements QueuePair {
         this.number = identity & 0xFFFFFF;
         this.sendCompletionQueue = (ShmCompletionQueue) attributes.sendCompletionQueue();
         this.receiveCompletionQueue = (ShmCompletionQueue) attributes.receiveCompletionQueue();
+        this.type = attributes.type();
         this.sharedReceiveQueue = (ShmSharedReceiveQueue) attributes.sharedReceiveQueue();
         this.maxSendWorkRequests = attributes.maxSendWorkRequests();
         this.maxSendSge = attributes.maxSendSge();
@@ -153,15 +175,21 @@ final class ShmQueuePair implements QueuePair {
 
     static ShmQueuePair create(final ShmProtectionDomain domain, final QueuePairInitAttributes attributes)
         throws IOException {
-        if (attributes.type() != QueuePairType.RC) {
-            throw new UnsupportedOperationException("the shm provider offers RC queue pairs only: type="
-                + attributes.type());
-        }
         final ShmDevice device = domain.shmDevice();
+        final boolean xrc = attributes.type() == QueuePairType.XRC_SEND;
+        if (attributes.type() != QueuePairType.RC && !xrc) {
+            throw new UnsupportedOperationException("the shm provider offers RC and XRC initiator queue pairs: type="
+                + attributes.type() + " (XRC target queue pairs come from XrcDomain.createTargetQueuePair())");
+        }
+        if (xrc && device.configuration().transport() == ShmConfiguration.Transport.IWARP) {
+            throw new UnsupportedOperationException("iWARP has no XRC: an XRC initiator queue pair needs an "
+                + "InfiniBand device (" + ShmConfiguration.TRANSPORT_PROP_NAME + ")");
+        }
         final ShmCompletionQueue sendQueue = ownCompletionQueue(device, attributes.sendCompletionQueue());
-        final ShmCompletionQueue receiveQueue = ownCompletionQueue(device, attributes.receiveCompletionQueue());
+        final ShmCompletionQueue receiveQueue = xrc ? null
+            : ownCompletionQueue(device, attributes.receiveCompletionQueue());
         final ShmSharedReceiveQueue srq;
-        if (attributes.sharedReceiveQueue() == null) {
+        if (xrc || attributes.sharedReceiveQueue() == null) {
             srq = null;
         } else if (attributes.sharedReceiveQueue() instanceof ShmSharedReceiveQueue shared
             && shared.domain() == domain) {
@@ -169,11 +197,11 @@ final class ShmQueuePair implements QueuePair {
         } else {
             throw new IllegalArgumentException("the shared receive queue belongs to another protection domain");
         }
-        final int rqCapacity = srq == null ? attributes.maxReceiveWorkRequests() : 0;
-        final int rqMaxSge = srq == null ? attributes.maxReceiveSge() : 0;
+        final int rqCapacity = srq == null && !xrc ? attributes.maxReceiveWorkRequests() : 0;
+        final int rqMaxSge = srq == null && !xrc ? attributes.maxReceiveSge() : 0;
         // with a shared receive queue, no more receives complete unpolled than the receive completion queue holds: one
         // more overruns it (the peer's access fails the queue pair, as a device fails one whose queue overflowed)
-        final int inboundCapacity = srq == null ? rqCapacity
+        final int inboundCapacity = xrc ? 1 : srq == null ? rqCapacity
             : Math.min(srq.queue().capacity(), receiveQueue.capacity());
         final int identity = device.nextQueuePairIdentity();
         final int number = identity & 0xFFFFFF;
@@ -184,7 +212,7 @@ final class ShmQueuePair implements QueuePair {
         try {
             final MemorySegment segment = block.segment();
             segment.set(Atomics.INT, QueuePairBlockDescriptor.PD_OFFSET, domain.handle());
-            segment.set(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_OFFSET, receiveQueue.id());
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_OFFSET, xrc ? -1 : receiveQueue.id());
             segment.set(Atomics.INT, QueuePairBlockDescriptor.SRQ_OFFSET, srq == null ? -1 : srq.id());
             segment.set(Atomics.INT, QueuePairBlockDescriptor.RQ_CAPACITY_OFFSET, rqCapacity);
             segment.set(Atomics.INT, QueuePairBlockDescriptor.RQ_MAX_SGE_OFFSET, rqMaxSge);
@@ -192,11 +220,12 @@ final class ShmQueuePair implements QueuePair {
             segment.set(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET, 12);
             segment.set(Atomics.INT, QueuePairBlockDescriptor.TRANSPORT_OFFSET,
                 device.configuration().transport().code());
-            segment.set(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_FILE_OFFSET, receiveQueue.fileId());
+            // an XRC initiator's block names no completion queue: an RC peer finds it impossible and refuses it
+            segment.set(Atomics.INT, QueuePairBlockDescriptor.RECEIVE_CQ_FILE_OFFSET, xrc ? 0 : receiveQueue.fileId());
             segment.set(Atomics.INT, QueuePairBlockDescriptor.SRQ_FILE_OFFSET, srq == null ? 0 : srq.fileId());
             final long inboundBase = QueuePairBlockDescriptor.inboundOffset(rqCapacity, rqMaxSge);
             segment.set(Atomics.INT, inboundBase + InboundCompletionDescriptor.CAPACITY_OFFSET, inboundCapacity);
-            final ReceiveQueue ownQueue = srq == null ? ReceiveQueue.format(segment,
+            final ReceiveQueue ownQueue = srq == null && !xrc ? ReceiveQueue.format(segment,
                 "receive queue of queue pair " + number, QueuePairBlockDescriptor.receiveQueueOffset(), rqCapacity,
                 rqMaxSge, false) : null;
             Atomics.setIntVolatile(segment, QueuePairBlockDescriptor.STATE_OFFSET, QueuePairState.RESET.code());
@@ -211,10 +240,12 @@ final class ShmQueuePair implements QueuePair {
             throw ex;
         }
         sendQueue.attach();
-        if (receiveQueue != sendQueue) {
+        if (receiveQueue != null && receiveQueue != sendQueue) {
             receiveQueue.attach();
         }
-        receiveQueue.attachReceiver(queuePair);
+        if (receiveQueue != null) {
+            receiveQueue.attachReceiver(queuePair);
+        }
         if (srq != null) {
             srq.attach();
         }
@@ -258,7 +289,7 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public QueuePairType type() {
-        return QueuePairType.RC;
+        return type;
     }
 
     @Override
@@ -381,6 +412,10 @@ final class ShmQueuePair implements QueuePair {
                 + "number: " + attributes);
         }
         blockSegment.set(Atomics.INT, QueuePairBlockDescriptor.MIN_RNR_TIMER_OFFSET, attributes.minRnrTimer());
+        if (type == QueuePairType.XRC_SEND) {
+            xrcTarget = XrcTargetPeer.connect(device, gid, remoteNumber, number);
+            return;
+        }
         final RemotePeer peer = RemotePeer.connect(device, gid, remoteNumber);
         try {
             if (!peer.isSameDevice()) {
@@ -411,6 +446,7 @@ final class ShmQueuePair implements QueuePair {
         final RemotePeer peer = remote;
         remote = null;
         closeLink();
+        closeXrc();
         if (peer != null) {
             peer.close();
         }
@@ -441,6 +477,9 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public void postReceive(final ReceiveWorkRequest request) {
+        if (type == QueuePairType.XRC_SEND) {
+            throw new IllegalStateException("XRC initiator queue pair " + number + " has no receive queue");
+        }
         if (receiveQueue == null) {
             throw new IllegalStateException("queue pair " + number + " takes its receives from a shared receive "
                 + "queue: post them there");
@@ -632,7 +671,21 @@ final class ShmQueuePair implements QueuePair {
     // ----- executing one request -----
 
     private int execute(final ShmSendWorkRequest request, final int slotIndex, final long sequence) {
-        final RemotePeer peer = remote;
+        final ReceivingPeer peer;
+        if (type == QueuePairType.XRC_SEND) {
+            final XrcTargetPeer target = xrcTarget;
+            if (target == null || target.isGone()) {
+                return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+            }
+            peer = xrcQueue(target, request.remoteSharedReceiveQueue);
+            if (peer == null) {
+                // the responder answers an unknown queue number with a NAK (invalid request), fatal to both ends
+                target.fail();
+                return fail(request, sequence, CompletionStatus.REMOTE_INVALID_REQUEST, null);
+            }
+        } else {
+            peer = remote;
+        }
         try {
             if (peer == null || peerGone || peer.isGone() || !peer.enter()) {
                 return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
@@ -656,11 +709,16 @@ final class ShmQueuePair implements QueuePair {
      * truncated under the mapping as this error): only the peer's process can have done that. The connection fails
      * as if the peer were gone, so that nothing touches its files again; the peer hears of it over the link.
      */
-    private int failForPeerFault(final ShmSendWorkRequest request, final long sequence, final RemotePeer peer,
+    private int failForPeerFault(final ShmSendWorkRequest request, final long sequence, final ReceivingPeer peer,
         final InternalError fault) {
         LOG.warn("shm queue pair {}: a file of its peer faulted while executing {}; the connection fails", number,
             request.opcode, fault);
-        peerGone = true;
+        if (peer instanceof XrcReceivePeer queue) {
+            // that queue's process broke its files: it is gone for this initiator, the others are not
+            queue.ownerGone();
+        } else {
+            peerGone = true;
+        }
         if (peer != null) {
             sendToPeer(peer, ShmLink.QP_ERROR, peer.queuePairNumber());
         }
@@ -671,7 +729,7 @@ final class ShmQueuePair implements QueuePair {
      * Execute inside an access to the peer's block: it cannot be reused for another queue pair meanwhile.
      */
     private int executeEntered(final ShmSendWorkRequest request, final int slotIndex, final long sequence,
-        final RemotePeer peer) {
+        final ReceivingPeer peer) {
         if (!peer.canReceive()) {
             return retryLater(request, sequence, retryCount, timeoutNanos(timeout),
                 CompletionStatus.TRANSPORT_RETRY_EXCEEDED);
@@ -704,7 +762,7 @@ final class ShmQueuePair implements QueuePair {
         return false;
     }
 
-    private int breakSendFirstRule(final ShmSendWorkRequest request, final long sequence, final RemotePeer peer) {
+    private int breakSendFirstRule(final ShmSendWorkRequest request, final long sequence, final ReceivingPeer peer) {
         brokeSendFirstRule = true;
         LOG.debug("queue pair {} (passive) executed {} before the active side's first message arrived: iWARP's "
             + "active-side-sends-first rule is broken, the connection fails", number, request.opcode);
@@ -746,7 +804,7 @@ final class ShmQueuePair implements QueuePair {
     }
 
     private int executeWrite(final ShmSendWorkRequest request, final int slotIndex, final long sequence,
-        final RemotePeer peer, final long length, final boolean inline) {
+        final ReceivingPeer peer, final long length, final boolean inline) {
         if (length > 0 && ((peer.accessFlags() & AccessFlags.REMOTE_WRITE) == 0 || peer.node().resolve(
             request.remoteKey, request.remoteAddress, length, AccessFlags.REMOTE_WRITE, peer.protectionDomain(),
             cursor) != PeerNode.OK)) {
@@ -779,7 +837,7 @@ final class ShmQueuePair implements QueuePair {
     }
 
     private int executeSend(final ShmSendWorkRequest request, final int slotIndex, final long sequence,
-        final RemotePeer peer, final long length, final boolean inline) {
+        final ReceivingPeer peer, final long length, final boolean inline) {
         final long position = claimReceive(peer);
         if (position == ReceiveQueue.EMPTY) {
             return retryLater(request, sequence, rnrRetry, rnrDelayNanos(peer), CompletionStatus.RNR_RETRY_EXCEEDED);
@@ -818,7 +876,7 @@ final class ShmQueuePair implements QueuePair {
         return DONE;
     }
 
-    private int executeRead(final ShmSendWorkRequest request, final long sequence, final RemotePeer peer,
+    private int executeRead(final ShmSendWorkRequest request, final long sequence, final ReceivingPeer peer,
         final long length) {
         if (length > 0 && ((peer.accessFlags() & AccessFlags.REMOTE_READ) == 0 || peer.node().resolve(
             request.remoteKey, request.remoteAddress, length, AccessFlags.REMOTE_READ, peer.protectionDomain(),
@@ -844,7 +902,7 @@ final class ShmQueuePair implements QueuePair {
         return sharedReceiveQueue;
     }
 
-    private long claimReceive(final RemotePeer peer) {
+    private long claimReceive(final ReceivingPeer peer) {
         final ReceiveQueue queue = peer.receiveQueue();
         long position = queue.claim();
         if (position == ReceiveQueue.EMPTY && queue.markWaiting()) {
@@ -906,7 +964,7 @@ final class ShmQueuePair implements QueuePair {
         }
     }
 
-    private void deliver(final RemotePeer peer, final int slot, final CompletionStatus status,
+    private void deliver(final ReceivingPeer peer, final int slot, final CompletionStatus status,
         final CompletionOpcode opcode, final int byteLength, final ShmSendWorkRequest request) {
         final boolean immediate = request.opcode.hasImmediate();
         final boolean solicited = (request.flags & SendFlags.SOLICITED) != 0;
@@ -923,7 +981,7 @@ final class ShmQueuePair implements QueuePair {
         }
     }
 
-    private void deliverError(final RemotePeer peer, final int slot, final CompletionStatus status) {
+    private void deliverError(final ReceivingPeer peer, final int slot, final CompletionStatus status) {
         peer.publish(peer.receiveQueue().workRequestId(slot), slot, status, CompletionOpcode.RECV, 0, 0, 0);
     }
 
@@ -932,7 +990,7 @@ final class ShmQueuePair implements QueuePair {
      * the peer when the error is the peer's concern.
      */
     private int fail(final ShmSendWorkRequest request, final long sequence, final CompletionStatus status,
-        final RemotePeer peerToFail) {
+        final ReceivingPeer peerToFail) {
         // ERROR before the completion: whoever polls the failure sees the queue pair in ERROR, as on hardware
         moveToErrorLocked();
         complete(request, sequence, status, 0, true);
@@ -958,7 +1016,7 @@ final class ShmQueuePair implements QueuePair {
         return RETRY;
     }
 
-    private long rnrDelayNanos(final RemotePeer peer) {
+    private long rnrDelayNanos(final ReceivingPeer peer) {
         final long configured = device.configuration().rnrTimerMicros();
         return configured > 0 ? configured * 1000 : QueuePairAttributes.rnrTimerNanos(peer.minRnrTimer());
     }
@@ -988,6 +1046,12 @@ final class ShmQueuePair implements QueuePair {
      * @param gone whether the peer is gone (its link ended or it was destroyed) rather than in ERROR.
      */
     void onPeerFailure(final ShmLink via, final int peerNumber, final boolean gone) {
+        if (type == QueuePairType.XRC_SEND) {
+            if (via != null && gone) {
+                onXrcLinkEnded(via);
+            }
+            return;
+        }
         failConnection(() -> isCurrentPeer(via, peerNumber), gone);
     }
 
@@ -1013,7 +1077,9 @@ final class ShmQueuePair implements QueuePair {
             // a peer that died may have disarmed our completion queue and not lived to send the wake-up: signal
             // regardless; a spurious wake-up costs a poll, a lost one a waiter
             sendCompletionQueue.signalAfterPeerLoss();
-            receiveCompletionQueue.signalAfterPeerLoss();
+            if (receiveCompletionQueue != null) {
+                receiveCompletionQueue.signalAfterPeerLoss();
+            }
         } else {
             notifyCompletionQueues();
         }
@@ -1054,7 +1120,9 @@ final class ShmQueuePair implements QueuePair {
 
     private void notifyCompletionQueues() {
         sendCompletionQueue.notifyIfArmed(true);
-        receiveCompletionQueue.notifyIfArmed(true);
+        if (receiveCompletionQueue != null) {
+            receiveCompletionQueue.notifyIfArmed(true);
+        }
     }
 
     /**
@@ -1143,14 +1211,152 @@ final class ShmQueuePair implements QueuePair {
                 earlyLink.close();
                 earlyLink = null;
             }
+            xrcLinks.values().forEach(ShmLink::close);
+            xrcLinks.clear();
             pendingWakeCount = 0;
+        }
+    }
+
+    // ----- XRC initiator -----
+
+    /**
+     * The XRC shared receive queue {@code queueNumber} of the target's domain, mapped on first use (with a link to
+     * its device, for wake-ups); a mapping whose queue was closed or whose device is gone is dropped and looked up
+     * again. Under the send lock.
+     *
+     * @return null if the domain holds no such queue.
+     */
+    private XrcReceivePeer xrcQueue(final XrcTargetPeer target, final int queueNumber) {
+        XrcReceivePeer queue = xrcQueues.get(queueNumber);
+        if (queue != null && !queue.isQueueGone()) {
+            return queue;
+        }
+        if (queue != null) {
+            xrcQueues.remove(queueNumber);
+            queue.close();
+        }
+        try {
+            queue = XrcReceivePeer.connect(device, target, queueNumber);
+        } catch (final IOException ex) {
+            LOG.debug("XRC initiator queue pair {}: {}", number, ex.getMessage());
+            return null;
+        }
+        if (!queue.isSameDevice()) {
+            try {
+                linkTo(queue.gidHex());
+            } catch (final IOException ex) {
+                LOG.debug("XRC initiator queue pair {} cannot reach the device of XRC shared receive queue {}",
+                    number, queueNumber, ex);
+                queue.close();
+                return null;
+            }
+        }
+        xrcQueues.put(queueNumber, queue);
+        return queue;
+    }
+
+    /**
+     * Connect this initiator's link to the device {@code gidHex} unless it has one: it carries the wake-ups of the
+     * device's queues, and its end tells that the device is gone.
+     */
+    private void linkTo(final String gidHex) throws IOException {
+        synchronized (linkLock) {
+            if (xrcLinks.containsKey(gidHex)) {
+                return;
+            }
+        }
+        final ShmLink connected = device.agent().connect(
+            device.peerFolder(gidHex).resolve(ShmAgent.SOCKET_FILE), this, ShmLink.XRC_LINK);
+        synchronized (linkLock) {
+            if (closed) {
+                connected.close();
+                throw new IOException("queue pair " + number + " closed");
+            }
+            xrcLinks.put(gidHex, connected);
+        }
+    }
+
+    /**
+     * Tell the device of an XRC shared receive queue something: directly on this device, else over the link. An
+     * error needs no message: the target's ERROR is in its domain's registry, and its handles hear the event.
+     */
+    private void notifyXrcQueue(final XrcReceivePeer queue, final int type, final int argument) {
+        if (type == ShmLink.QP_ERROR) {
+            return;
+        }
+        if (queue.isSameDevice()) {
+            deliverLocally(type, argument);
+            return;
+        }
+        synchronized (linkLock) {
+            final ShmLink link = xrcLinks.get(queue.gidHex());
+            if (link != null) {
+                link.send(type == ShmLink.SRQ_LIMIT ? ShmLink.XRC_SRQ_LIMIT : type, argument);
+            }
+        }
+    }
+
+    /**
+     * A link to the device of XRC shared receive queues ended (agent thread): that device is gone, and requests to
+     * its queues fail from now on.
+     */
+    private void onXrcLinkEnded(final ShmLink via) {
+        String gidHex = null;
+        synchronized (linkLock) {
+            for (final Iterator<Map.Entry<String, ShmLink>> it = xrcLinks.entrySet().iterator(); it.hasNext();) {
+                final Map.Entry<String, ShmLink> entry = it.next();
+                if (entry.getValue() == via) {
+                    gidHex = entry.getKey();
+                    it.remove();
+                }
+            }
+        }
+        if (gidHex == null) {
+            return;
+        }
+        sendLock.lock();
+        try {
+            for (final XrcReceivePeer queue : xrcQueues.values()) {
+                if (queue.gidHex().equals(gidHex)) {
+                    queue.ownerGone();
+                }
+            }
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * The links of this XRC initiator to devices of queues it reached, for tests and diagnostics.
+     */
+    int xrcLinkCount() {
+        synchronized (linkLock) {
+            return xrcLinks.size();
+        }
+    }
+
+    /**
+     * Let go of the target and the queues reached (RESET, close); under the send lock.
+     */
+    private void closeXrc() {
+        xrcQueues.values().forEach(XrcReceivePeer::close);
+        xrcQueues.clear();
+        final XrcTargetPeer target = xrcTarget;
+        xrcTarget = null;
+        if (target != null) {
+            target.close();
         }
     }
 
     /**
      * Tell the peer something: directly on this device, else over the link (queued until it is attached).
      */
-    private void sendToPeer(final RemotePeer peer, final int type, final int argument) {
+    private void sendToPeer(final ReceivingPeer target, final int type, final int argument) {
+        if (target instanceof XrcReceivePeer queue) {
+            notifyXrcQueue(queue, type, argument);
+            return;
+        }
+        final RemotePeer peer = (RemotePeer) target;
         if (peer.isSameDevice()) {
             deliverLocally(type, argument);
             return;
@@ -1208,7 +1414,8 @@ final class ShmQueuePair implements QueuePair {
      * Hand receive completions to the handler: those the peer published, then flushed ones once this queue pair is
      * in ERROR and the peer can publish no more. Called under the completion queue's poll lock.
      */
-    int pollReceives(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
+    @Override
+    public int pollReceives(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
         int count = flushCursor == NO_POSITION ? drainInbound(completion, handler, limit) : 0;
         if (count < limit && receiveQueue != null && closedHead != NO_POSITION) {
             count += flushReceives(completion, handler, limit - count);
@@ -1261,8 +1468,7 @@ final class ShmQueuePair implements QueuePair {
                 continue;
             }
             // a SEND lands in the receive's buffers; an RDMA WRITE WITH IMMEDIATE elsewhere (its length is the write's)
-            if (completion.status == CompletionStatus.SUCCESS && completion.opcode == CompletionOpcode.RECV
-                && (completion.byteLength < 0 || completion.byteLength > length)) {
+            if (InboundCompletionDescriptor.overflows(completion, length)) {
                 failForCorruptCompletion("a completion of " + Integer.toUnsignedString(completion.byteLength)
                     + " bytes for a receive of " + length);
                 completion.status = CompletionStatus.LOCAL_LENGTH_ERROR;
@@ -1286,17 +1492,7 @@ final class ShmQueuePair implements QueuePair {
     }
 
     private void readInbound(final ShmWorkCompletion completion, final long entry) {
-        completion.workRequestId = blockSegment.get(Atomics.LONG, entry + InboundCompletionDescriptor.WR_ID_OFFSET);
-        completion.status = CompletionStatus.fromCode(
-            blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.STATUS_OFFSET));
-        final int opcode = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.OPCODE_OFFSET);
-        completion.opcode = opcode == CompletionOpcode.RECV_RDMA_WITH_IMM.code()
-            ? CompletionOpcode.RECV_RDMA_WITH_IMM : CompletionOpcode.RECV;
-        completion.byteLength = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.BYTE_LENGTH_OFFSET);
-        final int flags = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.FLAGS_OFFSET);
-        completion.hasImmediate = (flags & InboundCompletionDescriptor.FLAG_HAS_IMMEDIATE) != 0;
-        completion.immediate = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.IMMEDIATE_OFFSET);
-        completion.vendorError = 0;
+        InboundCompletionDescriptor.read(blockSegment, entry, completion);
         completion.queuePairNumber = number;
     }
 
@@ -1373,6 +1569,7 @@ final class ShmQueuePair implements QueuePair {
             device.agent().cancelRetry(this);
             peer = remote;
             remote = null;
+            closeXrc();
         } finally {
             sendLock.unlock();
         }
@@ -1399,17 +1596,21 @@ final class ShmQueuePair implements QueuePair {
         if (!drained) {
             // a peer access never ended: nothing it may still touch is reused
             LOG.debug("queue pair {} closed while a peer access was under way; its files are not reused", number);
-            receiveCompletionQueue.taint();
+            if (receiveCompletionQueue != null) {
+                receiveCompletionQueue.taint();
+            }
             if (sharedReceiveQueue != null) {
                 sharedReceiveQueue.taint();
             }
         }
-        receiveCompletionQueue.detachReceiver(this);
+        if (receiveCompletionQueue != null) {
+            receiveCompletionQueue.detachReceiver(this);
+        }
         if (drained && sharedReceiveQueue != null) {
             // detached: no poll of the completion queue reads the inbound ring any more
             discardUnpolledSharedReceives();
         }
-        if (receiveCompletionQueue != sendCompletionQueue) {
+        if (receiveCompletionQueue != null && receiveCompletionQueue != sendCompletionQueue) {
             receiveCompletionQueue.detach();
         }
         sendCompletionQueue.detach();
@@ -1457,6 +1658,8 @@ final class ShmQueuePair implements QueuePair {
             + state() + ", sendPosted=" + sendPosted
             + ", sendExecuted=" + sendExecuted + ", sendRetired=" + sendRetired + ", inboundHead=" + inboundHead
             + ", closedHead=" + closedHead + ", flushCursor=" + flushCursor + ", peerGone=" + peerGone
-            + (brokeSendFirstRule ? ", brokeSendFirstRule=true" : "") + ", remote=" + peer + '}';
+            + (brokeSendFirstRule ? ", brokeSendFirstRule=true" : "") + ", remote=" + peer
+            + (type == QueuePairType.XRC_SEND ? ", xrcTarget=" + xrcTarget + ", xrcQueues=" + xrcQueues.size() : "")
+            + '}';
     }
 }

@@ -16,6 +16,7 @@ final class ShmSendWorkRequest implements SendWorkRequest {
     int immediate;
     long remoteAddress;
     int remoteKey;
+    int remoteSharedReceiveQueue;
     int sgeCount;
     final long[] sgeAddresses;
     final int[] sgeLengths;
@@ -38,6 +39,7 @@ final class ShmSendWorkRequest implements SendWorkRequest {
         immediate = other.immediate;
         remoteAddress = other.remoteAddress;
         remoteKey = other.remoteKey;
+        remoteSharedReceiveQueue = other.remoteSharedReceiveQueue;
         sgeCount = other.sgeCount;
         System.arraycopy(other.sgeAddresses, 0, sgeAddresses, 0, sgeCount);
         System.arraycopy(other.sgeLengths, 0, sgeLengths, 0, sgeCount);
@@ -52,6 +54,7 @@ final class ShmSendWorkRequest implements SendWorkRequest {
         immediate = 0;
         remoteAddress = 0;
         remoteKey = 0;
+        remoteSharedReceiveQueue = 0;
         sgeCount = 0;
         return this;
     }
@@ -84,6 +87,12 @@ final class ShmSendWorkRequest implements SendWorkRequest {
     public SendWorkRequest remote(final long address, final int remoteKey) {
         this.remoteAddress = address;
         this.remoteKey = remoteKey;
+        return this;
+    }
+
+    @Override
+    public SendWorkRequest remoteSharedReceiveQueue(final int number) {
+        this.remoteSharedReceiveQueue = number;
         return this;
     }
 
@@ -136,6 +145,11 @@ final class ShmSendWorkRequest implements SendWorkRequest {
     @Override
     public int remoteKey() {
         return remoteKey;
+    }
+
+    @Override
+    public int remoteSharedReceiveQueue() {
+        return remoteSharedReceiveQueue;
     }
 
     @Override

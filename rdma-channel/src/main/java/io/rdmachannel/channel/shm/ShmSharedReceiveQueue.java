@@ -21,6 +21,7 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
     private final ReceiveQueue queue;
     private int users;
     private volatile boolean tainted;
+    private volatile boolean xrc;
     private volatile boolean closed;
     private volatile LimitHandler limitHandler;
 
@@ -63,6 +64,17 @@ final class ShmSharedReceiveQueue implements SharedReceiveQueue {
 
     int id() {
         return id;
+    }
+
+    /**
+     * The queue is an XRC shared receive queue: any XRC initiator may deliver into it, and tell of its limit.
+     */
+    void markXrc() {
+        xrc = true;
+    }
+
+    boolean isXrc() {
+        return xrc;
     }
 
     ReceiveQueue queue() {

@@ -132,16 +132,15 @@ final class ShmXrcDomain implements XrcDomain {
             try {
                 cq.attach();
                 try {
-                    final int number = registry.createSharedReceiveQueue(opener);
-                    final ShmXrcSharedReceiveQueue srq = new ShmXrcSharedReceiveQueue(this,
-                        (ShmSharedReceiveQueue) queue, cq, number);
+                    final ShmXrcSharedReceiveQueue srq = ShmXrcSharedReceiveQueue.create(this,
+                        (ShmSharedReceiveQueue) queue, cq);
                     sharedReceiveQueues.add(srq);
                     return srq;
-                } catch (final RuntimeException ex) {
+                } catch (final IOException | RuntimeException ex) {
                     cq.detach();
                     throw ex;
                 }
-            } catch (final RuntimeException ex) {
+            } catch (final IOException | RuntimeException ex) {
                 queue.close();
                 throw ex;
             }

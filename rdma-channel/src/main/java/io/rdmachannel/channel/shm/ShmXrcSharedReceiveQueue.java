@@ -1,27 +1,85 @@
 package io.rdmachannel.channel.shm;
 
+import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.XrcDomain;
 import io.rdmachannel.channel.spi.XrcSharedReceiveQueue;
 
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * An XRC shared receive queue of the shared-memory provider: a shared receive queue of its protection domain, with a
- * number registered in the XRC domain's registry.
+ * number registered in the XRC domain's registry and a block ({@link XrcSharedReceiveQueueBlockDescriptor}) through
+ * which remote XRC initiators of any process deliver into it. Its completion queue polls the block's inbound ring.
  */
-final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue {
+final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundReceiver {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmXrcSharedReceiveQueue.class);
+    private static final long INBOUND = XrcSharedReceiveQueueBlockDescriptor.INBOUND_OFFSET;
+
     private final ShmXrcDomain domain;
     private final ShmSharedReceiveQueue queue;
     private final ShmCompletionQueue completionQueue;
-    private final int number;
+    private final SharedFile block;
+    private final MemorySegment blockSegment;
+    private final int inboundCapacity;
+    private int number;
     private boolean closed;
+    /** Guarded by the completion queue's poll lock. */
+    private long inboundHead;
+    /** Completions a peer published for no receive of this queue, dropped; guarded by the poll lock. */
+    private long corrupt;
 
-    ShmXrcSharedReceiveQueue(final ShmXrcDomain domain, final ShmSharedReceiveQueue queue,
-        final ShmCompletionQueue completionQueue, final int number) {
+    private ShmXrcSharedReceiveQueue(final ShmXrcDomain domain, final ShmSharedReceiveQueue queue,
+        final ShmCompletionQueue completionQueue, final SharedFile block, final int inboundCapacity) {
         this.domain = domain;
         this.queue = queue;
         this.completionQueue = completionQueue;
-        this.number = number;
+        this.block = block;
+        this.blockSegment = block.segment();
+        this.inboundCapacity = inboundCapacity;
+    }
+
+    /**
+     * Make the block of {@code queue}, publish it and register the queue in the domain's registry; on failure nothing
+     * is left (the caller closes {@code queue} and detaches the completion queue).
+     */
+    static ShmXrcSharedReceiveQueue create(final ShmXrcDomain domain, final ShmSharedReceiveQueue queue,
+        final ShmCompletionQueue completionQueue) throws IOException {
+        final ShmDevice device = domain.shmDevice();
+        // no more completions are unpolled than the queue has receives, nor than the completion queue holds
+        final int inboundCapacity = Math.min(queue.queue().capacity(), completionQueue.capacity());
+        final SharedFile block = device.filePool().acquire(
+            XrcSharedReceiveQueueBlockDescriptor.length(inboundCapacity));
+        final int identity = device.nextQueuePairIdentity();
+        final ShmXrcSharedReceiveQueue srq = new ShmXrcSharedReceiveQueue(domain, queue, completionQueue, block,
+            inboundCapacity);
+        final MemorySegment segment = block.segment();
+        try {
+            segment.set(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.PD_OFFSET, queue.domain().handle());
+            segment.set(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.CQ_OFFSET, completionQueue.id());
+            segment.set(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.CQ_FILE_OFFSET, completionQueue.fileId());
+            segment.set(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.RQ_FILE_OFFSET, queue.fileId());
+            segment.set(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.SRQ_ID_OFFSET, queue.id());
+            segment.set(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.TRANSPORT_OFFSET,
+                device.configuration().transport().code());
+            segment.set(Atomics.INT, INBOUND + InboundCompletionDescriptor.CAPACITY_OFFSET, inboundCapacity);
+            srq.number = domain.registry().createSharedReceiveQueue(domain.opener(), block.id(), identity);
+            segment.set(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.NUMBER_OFFSET, srq.number);
+            Atomics.setIntVolatile(segment, XrcSharedReceiveQueueBlockDescriptor.MAGIC_OFFSET,
+                XrcSharedReceiveQueueBlockDescriptor.MAGIC);
+            AccessGuard.publish(segment, XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET, identity);
+        } catch (final RuntimeException ex) {
+            device.filePool().release(block);
+            throw ex;
+        }
+        queue.markXrc();
+        completionQueue.attachReceiver(srq);
+        return srq;
     }
 
     @Override
@@ -59,25 +117,79 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue {
         return queue.maxWorkRequests();
     }
 
+    /**
+     * Hand over the completions initiators published, in the order of the positions they claimed; the queue pair
+     * number of each is the target queue pair it came through. An entry naming no posted receive of this queue is
+     * dropped (only a broken or hostile initiator process writes one; it cannot be charged to a connection here).
+     */
+    @Override
+    public int pollReceives(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
+        int count = 0;
+        final ReceiveQueue receives = queue.queue();
+        while (count < limit) {
+            final long entry = INBOUND + InboundCompletionDescriptor.entryOffset(inboundCapacity, inboundHead);
+            if (Atomics.getLongAcquire(blockSegment, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET)
+                != inboundHead + 1) {
+                break;
+            }
+            InboundCompletionDescriptor.read(blockSegment, entry, completion);
+            completion.queuePairNumber = blockSegment.get(Atomics.INT,
+                entry + InboundCompletionDescriptor.QUEUE_PAIR_OFFSET) & 0xFFFFFF;
+            final int slot = blockSegment.get(Atomics.INT, entry + InboundCompletionDescriptor.SLOT_OFFSET);
+            inboundHead++;
+            Atomics.setLongRelease(blockSegment, INBOUND + InboundCompletionDescriptor.HEAD_OFFSET, inboundHead);
+            final long length = receives.release(slot, completion);
+            if (length < 0 || InboundCompletionDescriptor.overflows(completion, length)) {
+                corrupt++;
+                LOG.debug("XRC shared receive queue {}: an initiator published a malformed completion (slot {}, "
+                    + "{} bytes); dropped", number, slot, completion.byteLength);
+                continue;
+            }
+            handler.onCompletion(completion);
+            count++;
+        }
+        return count;
+    }
+
     @Override
     public void close() {
         synchronized (this) {
             if (closed) {
                 return;
             }
-            queue.close();
             closed = true;
         }
+        // no initiator starts an access after this; one under way ends before the files are reused
+        AccessGuard.revoke(blockSegment, XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET);
         try {
             domain.registry().destroySharedReceiveQueue(number);
         } finally {
-            completionQueue.detach();
-            domain.sharedReceiveQueueClosed(this);
+            final boolean drained = AccessGuard.awaitDrained(blockSegment,
+                XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET, ShmDevice.DRAIN_TIMEOUT_NANOS);
+            completionQueue.detachReceiver(this);
+            if (!drained) {
+                LOG.debug("XRC shared receive queue {} closed while an initiator's access was under way; its files "
+                    + "are not reused", number);
+                queue.taint();
+                completionQueue.taint();
+            }
+            try {
+                queue.close();
+            } finally {
+                if (drained) {
+                    domain.shmDevice().filePool().release(block);
+                } else {
+                    block.close();
+                }
+                completionQueue.detach();
+                domain.sharedReceiveQueueClosed(this);
+            }
         }
     }
 
     @Override
     public String toString() {
-        return "ShmXrcSharedReceiveQueue{number=" + number + ", queue=" + queue + ", closed=" + closed + '}';
+        return "ShmXrcSharedReceiveQueue{number=" + number + ", queue=" + queue + ", inboundHead=" + inboundHead
+            + ", corrupt=" + corrupt + ", closed=" + closed + '}';
     }
 }

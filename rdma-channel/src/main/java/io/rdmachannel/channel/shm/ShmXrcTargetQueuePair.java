@@ -1,5 +1,6 @@
 package io.rdmachannel.channel.shm;
 
+import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CloseActions;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePairAttributes;
@@ -11,17 +12,28 @@ import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.XrcDomain;
 import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.EnumSet;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A handle of an XRC target queue pair of the shared-memory provider: one reference in the domain's registry. The
- * queue pair's state and events live in the registry, so every handle in every process sees the same.
+ * queue pair's state, the initiator it is connected to and its events live in the registry, so every handle in every
+ * process sees the same.
  *
- * <p>Not yet here: the data path. The shm provider carries no messages to target queue pairs, so moving one to
- * READY_TO_RECEIVE is refused ({@link UnsupportedOperationException}); the registry, its references, the shared state
- * and the events are complete.
+ * <p>Moving it to READY_TO_RECEIVE connects it to one XRC initiator (the attributes' remote GID and queue pair) and
+ * names it for initiators in this device's folder ({@code xtgt-<number>}, a link to the registry, removed when this
+ * handle closes or the queue pair is RESET through it): the initiator connects to the number through this device's
+ * GID, as a CM exchange gives it. Its requests then land in the XRC shared receive queues of the domain they name,
+ * whichever process of the host made them ({@link ShmQueuePair}, {@link XrcReceivePeer}).
  */
 final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmXrcTargetQueuePair.class);
     private static final EnumSet<QueuePairState> ANY = EnumSet.allOf(QueuePairState.class);
 
     private final ShmXrcDomain domain;
@@ -30,6 +42,8 @@ final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
     /** [0] the next event sequence to hand over, [1] events lost; guarded by this. */
     private final long[] eventCursor;
     private final CloseActions closeActions = new CloseActions();
+    /** Whether this handle named the queue pair in the device's folder; guarded by this. */
+    private boolean named;
     private volatile boolean closed;
 
     ShmXrcTargetQueuePair(final ShmXrcDomain domain, final int index, final int number, final long eventSequence) {
@@ -84,7 +98,7 @@ final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
     }
 
     @Override
-    public void modify(final QueuePairState target, final QueuePairAttributes attributes) {
+    public void modify(final QueuePairState target, final QueuePairAttributes attributes) throws IOException {
         ensureOpen();
         switch (target) {
             case INIT -> {
@@ -93,15 +107,28 @@ final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
                 }
                 domain.registry().transition(index, number, target,
                     EnumSet.of(QueuePairState.RESET, QueuePairState.INIT), null);
+                domain.registry().setTargetAccess(index, number, attributes.accessFlags() & AccessFlags.REMOTE);
             }
-            case READY_TO_RECEIVE, READY_TO_SEND -> throw new UnsupportedOperationException("the shm provider "
-                + "carries no messages to XRC target queue pairs yet: queue pair " + number + " cannot move to "
-                + target);
+            case READY_TO_RECEIVE -> {
+                if (attributes == null || attributes.remoteGid() == null
+                    || attributes.remoteQueuePairNumber() <= 0 || attributes.remoteQueuePairNumber() > 0xFFFFFF) {
+                    throw new IllegalArgumentException("moving to READY_TO_RECEIVE needs the remote GID and queue "
+                        + "pair number of the XRC initiator: " + attributes);
+                }
+                domain.registry().connectTarget(index, number, attributes.remoteGid(),
+                    attributes.remoteQueuePairNumber(), attributes.minRnrTimer());
+                name();
+            }
+            case READY_TO_SEND -> domain.registry().transition(index, number, target,
+                EnumSet.of(QueuePairState.READY_TO_RECEIVE, QueuePairState.READY_TO_SEND), null);
             // a queue pair that takes its receives from shared receive queues reports, on entering ERROR, that it
             // will consume no more of them; every handle hears it
             case ERROR -> domain.registry().transition(index, number, target, ANY,
                 QueuePairEvent.LAST_WORK_REQUEST_REACHED);
-            case RESET -> domain.registry().transition(index, number, target, ANY, null);
+            case RESET -> {
+                domain.registry().transition(index, number, target, ANY, null);
+                unname();
+            }
             default -> throw new IllegalArgumentException("the shm provider does not support moving to " + target);
         }
     }
@@ -124,6 +151,34 @@ final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
     @Override
     public void postReceive(final ReceiveWorkRequest request) {
         throw noReceiveQueue();
+    }
+
+    /**
+     * Name the queue pair for initiators in this device's folder: a link to the domain's registry.
+     */
+    private synchronized void name() throws IOException {
+        final Path link = domain.shmDevice().folder().resolve(XrcTargetPeer.linkName(number));
+        final Path registry = Path.of("..").resolve(domain.registry().path().getFileName());
+        try {
+            Files.createSymbolicLink(link, registry);
+        } catch (final FileAlreadyExistsException ex) {
+            // left by a target of the same number of another domain, or of this one before a RESET elsewhere
+            Files.deleteIfExists(link);
+            Files.createSymbolicLink(link, registry);
+        }
+        named = true;
+    }
+
+    private synchronized void unname() {
+        if (!named) {
+            return;
+        }
+        named = false;
+        try {
+            Files.deleteIfExists(domain.shmDevice().folder().resolve(XrcTargetPeer.linkName(number)));
+        } catch (final IOException ex) {
+            LOG.debug("cannot remove the name of XRC target queue pair {}", number, ex);
+        }
     }
 
     private IllegalStateException noSendQueue() {
@@ -178,6 +233,7 @@ final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
             }
             closed = true;
         }
+        unname();
         try {
             domain.registry().closeTarget(domain.opener(), index, number);
         } finally {

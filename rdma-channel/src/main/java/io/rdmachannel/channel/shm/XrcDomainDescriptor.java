@@ -16,13 +16,18 @@ package io.rdmachannel.channel.shm;
  *  target queue pairs: TARGETS entries of TARGET_ENTRY_LENGTH bytes
  *    0 number int (0: free entry)   4 state int (QueuePairState code)   8 event sequence long (events so far)
  *   16 event ring int[EVENT_RING] (QueuePairEvent codes; event s at index s % EVENT_RING)
- *   64 references int[OPENERS] (handles of the queue pair each opener holds)
+ *   48 remote GID 16 bytes   64 remote queue pair number int (the XRC initiator it was connected to at
+ *      READY_TO_RECEIVE; set with the state, read without the lock by initiators on every request)
+ *   68 remote access flags int   72 min RNR timer code int (both set at READY_TO_RECEIVE)
+ *  128 references int[OPENERS] (handles of the queue pair each opener holds)
  *  shared receive queues: SRQS entries of 16 bytes
  *    0 number int (0: free entry)   4 opener int (index of the opener that created it)
+ *    8 block file int (the pooled file f-&lt;id&gt; of the opener's device holding the queue's XRC block,
+ *      XrcSharedReceiveQueueBlockDescriptor)   12 block identity int (the block's AccessGuard identity)
  * </pre>
  */
 final class XrcDomainDescriptor {
-    static final int MAGIC = 0x58524344;
+    static final int MAGIC = 0x58524345;
     static final int STATE_UNFORMATTED = 0;
     static final int STATE_LIVE = 1;
     static final int STATE_DELETED = 2;
@@ -49,11 +54,17 @@ final class XrcDomainDescriptor {
     static final int TARGET_STATE_OFFSET = 4;
     static final int TARGET_EVENT_SEQUENCE_OFFSET = 8;
     static final int TARGET_EVENTS_OFFSET = 16;
-    static final int TARGET_REFERENCES_OFFSET = 64;
+    static final int TARGET_REMOTE_GID_OFFSET = 48;
+    static final int TARGET_REMOTE_QPN_OFFSET = 64;
+    static final int TARGET_ACCESS_OFFSET = 68;
+    static final int TARGET_MIN_RNR_TIMER_OFFSET = 72;
+    static final int TARGET_REFERENCES_OFFSET = 128;
     static final int TARGET_ENTRY_LENGTH = TARGET_REFERENCES_OFFSET + 4 * OPENERS;
 
     static final int SRQ_NUMBER_OFFSET = 0;
     static final int SRQ_OPENER_OFFSET = 4;
+    static final int SRQ_BLOCK_FILE_OFFSET = 8;
+    static final int SRQ_BLOCK_IDENTITY_OFFSET = 12;
     static final int SRQ_ENTRY_LENGTH = 16;
 
     static final long OPENERS_OFFSET = HEADER_LENGTH;

@@ -5,11 +5,15 @@ import static io.rdmachannel.channel.shm.XrcDomainDescriptor.OPENERS;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.OPENER_GID_OFFSET;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.OPENER_HANDLES_OFFSET;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.SRQS;
+import static io.rdmachannel.channel.shm.XrcDomainDescriptor.SRQ_BLOCK_FILE_OFFSET;
+import static io.rdmachannel.channel.shm.XrcDomainDescriptor.SRQ_BLOCK_IDENTITY_OFFSET;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.SRQ_NUMBER_OFFSET;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.SRQ_OPENER_OFFSET;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.TARGETS;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.TARGET_EVENT_SEQUENCE_OFFSET;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.TARGET_NUMBER_OFFSET;
+import static io.rdmachannel.channel.shm.XrcDomainDescriptor.TARGET_REMOTE_GID_OFFSET;
+import static io.rdmachannel.channel.shm.XrcDomainDescriptor.TARGET_REMOTE_QPN_OFFSET;
 import static io.rdmachannel.channel.shm.XrcDomainDescriptor.TARGET_STATE_OFFSET;
 
 import io.rdmachannel.channel.spi.QueuePairEvent;
@@ -514,6 +518,11 @@ final class XrcRegistry {
                 throw new IllegalStateException("XRC target queue pair " + number + " cannot move from " + current
                     + " to " + state + "; allowed from " + allowed);
             }
+            if (state == QueuePairState.RESET || state == QueuePairState.INIT) {
+                // a target that starts over is connected to no initiator: the one before fails its next request
+                segment.asSlice(entry + TARGET_REMOTE_GID_OFFSET, 16).fill((byte) 0);
+                Atomics.setIntVolatile(segment, entry + TARGET_REMOTE_QPN_OFFSET, 0);
+            }
             segment.set(Atomics.INT, entry + TARGET_STATE_OFFSET, state.code());
             if (event != null && current != state) {
                 final long sequence = eventSequence(target);
@@ -521,6 +530,74 @@ final class XrcRegistry {
                 segment.set(Atomics.LONG, entry + TARGET_EVENT_SEQUENCE_OFFSET, sequence + 1);
             }
             return current;
+        });
+    }
+
+    /**
+     * Connect the queue pair to an XRC initiator and move it from INIT to READY_TO_RECEIVE.
+     *
+     * @throws IllegalStateException if it no longer exists or is not in INIT.
+     */
+    void connectTarget(final int target, final int number, final byte[] remoteGid, final int remoteQueuePair,
+        final int minRnrTimer) {
+        locked(() -> {
+            if (targetNumber(target) != number) {
+                throw new IllegalStateException("XRC target queue pair " + number + " no longer exists");
+            }
+            final long entry = XrcDomainDescriptor.targetOffset(target);
+            final QueuePairState current = QueuePairState.fromCode(
+                segment.get(Atomics.INT, entry + TARGET_STATE_OFFSET));
+            if (current != QueuePairState.INIT) {
+                throw new IllegalStateException("XRC target queue pair " + number + " cannot move from " + current
+                    + " to READY_TO_RECEIVE; allowed from [INIT]");
+            }
+            MemorySegment.copy(MemorySegment.ofArray(remoteGid), 0, segment, entry + TARGET_REMOTE_GID_OFFSET, 16);
+            segment.set(Atomics.INT, entry + XrcDomainDescriptor.TARGET_MIN_RNR_TIMER_OFFSET, minRnrTimer & 31);
+            Atomics.setIntVolatile(segment, entry + TARGET_REMOTE_QPN_OFFSET, remoteQueuePair);
+            Atomics.setIntVolatile(segment, entry + TARGET_STATE_OFFSET, QueuePairState.READY_TO_RECEIVE.code());
+            return null;
+        });
+    }
+
+    /**
+     * Set the remote access a target queue pair allows its initiator (at INIT).
+     */
+    void setTargetAccess(final int target, final int number, final int accessFlags) {
+        locked(() -> {
+            if (targetNumber(target) == number) {
+                segment.set(Atomics.INT, XrcDomainDescriptor.targetOffset(target)
+                    + XrcDomainDescriptor.TARGET_ACCESS_OFFSET, accessFlags);
+            }
+            return null;
+        });
+    }
+
+    /**
+     * The index of the target queue pair {@code number}, or -1 if the domain has none.
+     */
+    int targetIndex(final int number) {
+        return locked(() -> {
+            // an initiator's process may never have joined the domain: map it here
+            if (mapLocked(false) != XrcDomainDescriptor.STATE_LIVE) {
+                return -1;
+            }
+            reapLocked();
+            return findTarget(number);
+        });
+    }
+
+    /**
+     * The mapping of the registry for reads without the lock (an initiator's checks on every request); valid until
+     * this process's use of the registry ends ({@link #release()}).
+     *
+     * @throws IllegalStateException if the file holds no live domain.
+     */
+    MemorySegment mappedForReading() {
+        return locked(() -> {
+            if (mapLocked(false) != XrcDomainDescriptor.STATE_LIVE) {
+                throw new IllegalStateException("XRC domain registry " + path + " holds no live domain");
+            }
+            return segment;
         });
     }
 
@@ -565,7 +642,7 @@ final class XrcRegistry {
      * @return its number.
      * @throws IllegalStateException if the table is full.
      */
-    int createSharedReceiveQueue(final int opener) {
+    int createSharedReceiveQueue(final int opener, final int blockFile, final int blockIdentity) {
         return locked(() -> {
             reapLocked();
             for (int q = 0; q < SRQS; q++) {
@@ -573,6 +650,8 @@ final class XrcRegistry {
                 if (segment.get(Atomics.INT, entry + SRQ_NUMBER_OFFSET) == 0) {
                     final int number = allocateNumber(XrcDomainDescriptor.NEXT_SRQ_NUMBER_OFFSET, false);
                     segment.set(Atomics.INT, entry + SRQ_OPENER_OFFSET, opener);
+                    segment.set(Atomics.INT, entry + SRQ_BLOCK_FILE_OFFSET, blockFile);
+                    segment.set(Atomics.INT, entry + SRQ_BLOCK_IDENTITY_OFFSET, blockIdentity);
                     segment.set(Atomics.INT, entry + SRQ_NUMBER_OFFSET, number);
                     return number;
                 }
@@ -591,6 +670,33 @@ final class XrcRegistry {
             }
             return null;
         });
+    }
+
+    /**
+     * Where the XRC shared receive queue {@code number} lives, or null if the domain has none (never created,
+     * destroyed, or its device is gone).
+     */
+    SharedReceiveQueueLocation sharedReceiveQueue(final int number) {
+        return locked(() -> {
+            if (mapLocked(false) != XrcDomainDescriptor.STATE_LIVE) {
+                return null;
+            }
+            reapLocked();
+            final int index = number <= 0 || number > MAX_NUMBER ? -1 : findSharedReceiveQueue(number);
+            if (index < 0) {
+                return null;
+            }
+            final long entry = XrcDomainDescriptor.srqOffset(index);
+            return new SharedReceiveQueueLocation(gidAt(segment.get(Atomics.INT, entry + SRQ_OPENER_OFFSET)),
+                segment.get(Atomics.INT, entry + SRQ_BLOCK_FILE_OFFSET),
+                segment.get(Atomics.INT, entry + SRQ_BLOCK_IDENTITY_OFFSET));
+        });
+    }
+
+    /**
+     * An XRC shared receive queue's device, the pooled file of its block there and the block's identity.
+     */
+    record SharedReceiveQueueLocation(byte[] gid, int blockFile, int blockIdentity) {
     }
 
     private int findSharedReceiveQueue(final int number) {

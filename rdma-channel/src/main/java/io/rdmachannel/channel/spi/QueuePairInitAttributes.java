@@ -232,15 +232,26 @@ public final class QueuePairInitAttributes {
      * @throws IllegalArgumentException naming the first invalid value.
      */
     public void check(final DeviceAttributes limits) {
-        if (sendCompletionQueue == null || receiveCompletionQueue == null) {
+        if (type == QueuePairType.XRC_RECV) {
+            throw new IllegalArgumentException("XRC target queue pairs are created through their XRC domain: "
+                + "XrcDomain.createTargetQueuePair()");
+        }
+        final boolean receives = type != QueuePairType.XRC_SEND;
+        if (sendCompletionQueue == null || receives && receiveCompletionQueue == null) {
             throw new IllegalArgumentException("a queue pair needs a send and a receive completion queue");
         }
+        if (!receives && (receiveCompletionQueue != null || sharedReceiveQueue != null)) {
+            throw new IllegalArgumentException("an XRC initiator queue pair has no receive side: set no receive "
+                + "completion queue and no shared receive queue");
+        }
         checkRange("maxSendWorkRequests", maxSendWorkRequests, 1, limits.maxQueuePairWorkRequests());
-        if (sharedReceiveQueue == null) {
+        if (receives && sharedReceiveQueue == null) {
             checkRange("maxReceiveWorkRequests", maxReceiveWorkRequests, 1, limits.maxQueuePairWorkRequests());
         }
         checkRange("maxSendSge", maxSendSge, 1, limits.maxSge());
-        checkRange("maxReceiveSge", maxReceiveSge, 1, limits.maxSge());
+        if (receives) {
+            checkRange("maxReceiveSge", maxReceiveSge, 1, limits.maxSge());
+        }
         checkRange("maxInlineData", maxInlineData, 0, limits.maxInlineData());
     }
 

@@ -54,6 +54,24 @@ public interface SendWorkRequest {
     SendWorkRequest remote(long address, int remoteKey);
 
     /**
+     * Set the XRC shared receive queue a request of an XRC initiator queue pair ({@link QueuePairType#XRC_SEND})
+     * reaches ({@code remote_srqn}): the number {@link XrcSharedReceiveQueue#number()} of a queue of the remote XRC
+     * domain. Every request of an XRC initiator names one, RDMA READ and WRITE too (the queue's protection domain
+     * checks the remote key); other queue pairs ignore it.
+     *
+     * @param number the remote queue's number, 24 bits.
+     * @return this.
+     */
+    SendWorkRequest remoteSharedReceiveQueue(int number);
+
+    /**
+     * The XRC shared receive queue this request reaches; 0 after {@link #reset()}.
+     *
+     * @return the number set by {@link #remoteSharedReceiveQueue(int)}.
+     */
+    int remoteSharedReceiveQueue();
+
+    /**
      * Set the number of scatter/gather entries in use.
      *
      * @param count 0 up to {@link #maxSge()}.

@@ -137,9 +137,13 @@ class ShmQueuePairStateTest {
         assertEquals("the completion queue belongs to another device", assertThrows(IllegalArgumentException.class,
             () -> pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
                 .receiveCompletionQueue(foreign))).getMessage());
-        assertEquals("the shm provider offers RC queue pairs only: type=XRC_SEND",
-            assertThrows(UnsupportedOperationException.class, () -> pd.createQueuePair(new QueuePairInitAttributes()
-                .type(QueuePairType.XRC_SEND).sendCompletionQueue(cq).receiveCompletionQueue(cq))).getMessage());
+        assertEquals("XRC target queue pairs are created through their XRC domain: XrcDomain.createTargetQueuePair()",
+            assertThrows(IllegalArgumentException.class, () -> pd.createQueuePair(new QueuePairInitAttributes()
+                .type(QueuePairType.XRC_RECV).sendCompletionQueue(cq).receiveCompletionQueue(cq))).getMessage());
+        assertEquals("an XRC initiator queue pair has no receive side: set no receive completion queue and no "
+            + "shared receive queue", assertThrows(IllegalArgumentException.class, () -> pd.createQueuePair(
+                new QueuePairInitAttributes().type(QueuePairType.XRC_SEND).sendCompletionQueue(cq)
+                    .receiveCompletionQueue(cq))).getMessage());
     }
 
     static Stream<Arguments> transitions() {

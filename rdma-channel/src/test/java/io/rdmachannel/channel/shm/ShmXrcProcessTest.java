@@ -5,20 +5,34 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.CompletionStatus;
+import io.rdmachannel.channel.spi.MemoryRegion;
+import io.rdmachannel.channel.spi.ProtectionDomain;
+import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairAttributes;
 import io.rdmachannel.channel.spi.QueuePairEvent;
+import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.RdmaDevice;
+import io.rdmachannel.channel.spi.QueuePairType;
 import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.WorkRequestOpcode;
 import io.rdmachannel.channel.spi.XrcDomain;
 import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
@@ -272,5 +286,70 @@ class ShmXrcProcessTest {
         } finally {
             XrcRegistry.lockTimeoutNanos = defaultTimeout;
         }
+    }
+
+    /**
+     * The XRC data path across processes: an initiator in this JVM, one target queue pair held by two child JVMs,
+     * each with an XRC shared receive queue of its own. Each message lands in the process whose queue it names; the
+     * creator's death leaves the target to the other holder (its queue still served, the dead one's refused); the
+     * last holder's close destroys the target, and the initiator's next request finds no responder.
+     */
+    @Test
+    @Timeout(120)
+    void shouldDeliverIntoTheQueuesOfTwoProcessesThroughOneTargetHeldByBoth() throws Exception {
+        final RdmaDevice device = device();
+        final ProtectionDomain pd = own(device.allocateProtectionDomain());
+        final CompletionQueue cq = own(device.createCompletionQueue(16, null, 0));
+        final MemoryRegion mr = own(pd.allocate(4096, AccessFlags.LOCAL_WRITE));
+        final QueuePair initiator = own(pd.createQueuePair(new QueuePairInitAttributes()
+            .type(QueuePairType.XRC_SEND).sendCompletionQueue(cq).signalAll(true)));
+        final ShmChildProcess creator = child();
+        final ShmChildProcess holder = child();
+        final String creatorGid = ShmChildProcess.value(creator.command("gid", "ok gid="), "gid");
+        final int number = Integer.parseInt(ShmChildProcess.value(creator.command("create", "ok qpn="), "qpn"));
+        holder.command("openqp " + number, "ok qpn=" + number);
+        final int creatorQueue = Integer.parseInt(ShmChildProcess.value(creator.command("srq", "ok srqn="), "srqn"));
+        final int holderQueue = Integer.parseInt(ShmChildProcess.value(holder.command("srq", "ok srqn="), "srqn"));
+        creator.command("connect " + number + " " + HexFormat.of().formatHex(device.queryGid(1, 0)) + " "
+            + initiator.number(), "ok");
+        initiator.modify(QueuePairState.INIT, new QueuePairAttributes());
+        initiator.modify(QueuePairState.READY_TO_RECEIVE, new QueuePairAttributes()
+            .remoteGid(HexFormat.of().parseHex(creatorGid)).remoteQueuePairNumber(number));
+        initiator.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().retryCount(0));
+        final SendWorkRequest send = initiator.createSendWorkRequest();
+
+        assertEquals(CompletionStatus.SUCCESS, send(initiator, cq, send, mr, creatorQueue, "to the creator"));
+        assertEquals(CompletionStatus.SUCCESS, send(initiator, cq, send, mr, holderQueue, "to the holder"));
+        creator.command("recv 1", "ok recv=" + number + ":SUCCESS:to the creator");
+        holder.command("recv 1", "ok recv=" + number + ":SUCCESS:to the holder");
+
+        kill(creator);
+        assertEquals(1, references(holder, number));
+        assertEquals(CompletionStatus.SUCCESS, send(initiator, cq, send, mr, holderQueue, "still there"));
+        holder.command("recv 1", "ok recv=" + number + ":SUCCESS:still there");
+        // the creator's link ended: its queue is gone for the initiator
+        ShmFixture.awaitCondition("the initiator to see the creator's device gone",
+            () -> ((ShmQueuePair) initiator).xrcLinkCount() == 1);
+        assertEquals(CompletionStatus.REMOTE_INVALID_REQUEST,
+            send(initiator, cq, send, mr, creatorQueue, "to the dead"));
+        holder.command("state " + number, "ok state=ERROR");
+        holder.command("events " + number, "ok events=FATAL");
+
+        holder.command("closeqp " + number, "ok");
+        assertEquals("error XRC domain " + domainFile + " holds no target queue pair " + number
+            + " (never created, or destroyed when its last user closed it)", holder.command("openqp " + number,
+            "error"));
+    }
+
+    private static CompletionStatus send(final QueuePair qp, final CompletionQueue cq, final SendWorkRequest send,
+        final MemoryRegion mr, final int queue, final String text) {
+        final byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        MemorySegment.copy(MemorySegment.ofArray(bytes), 0, mr.segment(), 0, bytes.length);
+        qp.postSend(send.reset().id(queue).opcode(WorkRequestOpcode.SEND).remoteSharedReceiveQueue(queue)
+            .sge(0, mr.address(), bytes.length, mr.localKey()));
+        final List<CompletionStatus> statuses = new ArrayList<>();
+        ShmFixture.awaitCondition("the completion of a send to queue " + queue,
+            () -> cq.poll(c -> statuses.add(c.status()), 1) == 1);
+        return statuses.getFirst();
     }
 }
