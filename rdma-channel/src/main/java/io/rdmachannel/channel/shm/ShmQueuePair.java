@@ -1237,7 +1237,8 @@ final class ShmQueuePair implements QueuePair, InboundReceiver {
         }
         try {
             queue = XrcReceivePeer.connect(device, target, queueNumber);
-        } catch (final IOException ex) {
+        } catch (final IOException | RuntimeException ex) {
+            // RuntimeException: a registry another process of the target's host corrupted, or one we cannot lock
             LOG.debug("XRC initiator queue pair {}: {}", number, ex.getMessage());
             return null;
         }

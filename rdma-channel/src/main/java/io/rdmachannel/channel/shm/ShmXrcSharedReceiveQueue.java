@@ -2,6 +2,7 @@ package io.rdmachannel.channel.shm;
 
 import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionQueue;
+import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.XrcDomain;
 import io.rdmachannel.channel.spi.XrcSharedReceiveQueue;
@@ -119,8 +120,10 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
 
     /**
      * Hand over the completions initiators published, in the order of the positions they claimed; the queue pair
-     * number of each is the target queue pair it came through. An entry naming no posted receive of this queue is
-     * dropped (only a broken or hostile initiator process writes one; it cannot be charged to a connection here).
+     * number of each is the target queue pair it came through. Only a broken or hostile initiator process writes a
+     * malformed entry, and it cannot be charged to a connection here: one naming no posted receive of this queue is
+     * dropped; one claiming more bytes than its receive holds completes that receive with
+     * {@link CompletionStatus#LOCAL_LENGTH_ERROR}.
      */
     @Override
     public int pollReceives(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
@@ -139,16 +142,36 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
             inboundHead++;
             Atomics.setLongRelease(blockSegment, INBOUND + InboundCompletionDescriptor.HEAD_OFFSET, inboundHead);
             final long length = receives.release(slot, completion);
-            if (length < 0 || InboundCompletionDescriptor.overflows(completion, length)) {
+            if (length < 0) {
                 corrupt++;
-                LOG.debug("XRC shared receive queue {}: an initiator published a malformed completion (slot {}, "
-                    + "{} bytes); dropped", number, slot, completion.byteLength);
+                LOG.debug("XRC shared receive queue {}: an initiator published a completion for slot {}, which "
+                    + "holds no posted receive; dropped", number, slot);
                 continue;
+            }
+            if (InboundCompletionDescriptor.overflows(completion, length)) {
+                // the receive was consumed: it completes, with the error a device reports for a message too long
+                corrupt++;
+                completion.status = CompletionStatus.LOCAL_LENGTH_ERROR;
+                completion.byteLength = 0;
             }
             handler.onCompletion(completion);
             count++;
         }
         return count;
+    }
+
+    /**
+     * The block's inbound completion ring, which every initiator process writes: for tests that play a hostile one.
+     */
+    MemorySegment inboundRing() {
+        return blockSegment.asSlice(INBOUND, InboundCompletionDescriptor.regionLength(inboundCapacity));
+    }
+
+    /**
+     * Malformed completions initiators published so far.
+     */
+    long corruptCompletions() {
+        return corrupt;
     }
 
     @Override

@@ -687,7 +687,12 @@ final class XrcRegistry {
                 return null;
             }
             final long entry = XrcDomainDescriptor.srqOffset(index);
-            return new SharedReceiveQueueLocation(gidAt(segment.get(Atomics.INT, entry + SRQ_OPENER_OFFSET)),
+            final int opener = segment.get(Atomics.INT, entry + SRQ_OPENER_OFFSET);
+            if (opener < 0 || opener >= OPENERS) {
+                throw new IllegalStateException("XRC domain registry " + path + " is corrupt: shared receive queue "
+                    + number + " names opener " + opener);
+            }
+            return new SharedReceiveQueueLocation(gidAt(opener),
                 segment.get(Atomics.INT, entry + SRQ_BLOCK_FILE_OFFSET),
                 segment.get(Atomics.INT, entry + SRQ_BLOCK_IDENTITY_OFFSET));
         });

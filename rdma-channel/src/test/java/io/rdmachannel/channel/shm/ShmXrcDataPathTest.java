@@ -371,4 +371,35 @@ class ShmXrcDataPathTest {
         assertTrue(noTarget.getMessage().startsWith("no XRC target queue pair 77 on shm device "),
             noTarget.getMessage());
     }
+
+    /**
+     * Every initiator process writes the queue's completion ring: what a hostile one writes there is checked against
+     * the queue's own record of its receives, never taken on trust.
+     */
+    @Test
+    void shouldCheckWhatAHostileInitiatorWritesIntoTheCompletionRing() throws Exception {
+        final Receiver receiver = new Receiver(true, null).post(2);
+        final ShmXrcSharedReceiveQueue queue = (ShmXrcSharedReceiveQueue) receiver.srq;
+        final MemorySegment ring = queue.inboundRing();
+        final int capacity = ring.get(Atomics.INT, InboundCompletionDescriptor.CAPACITY_OFFSET);
+        // a receive never posted, a message longer than its receive, then a well-formed one
+        forge(ring, capacity, 0, 9, 5);
+        forge(ring, capacity, 1, 0, 1_000_000);
+        forge(ring, capacity, 2, 1, 5);
+        assertEquals(List.of(
+            new Completion(0, CompletionStatus.LOCAL_LENGTH_ERROR, CompletionOpcode.RECV, 0, false, 0, 77),
+            new Completion(1, CompletionStatus.SUCCESS, CompletionOpcode.RECV, 5, false, 0, 77)),
+            receiver.await(2));
+        assertEquals(2, queue.corruptCompletions());
+        assertEquals(List.of(), receiver.await(0));
+    }
+
+    private static void forge(final MemorySegment ring, final int capacity, final long position, final int slot,
+        final int byteLength) {
+        final long entry = InboundCompletionDescriptor.entryOffset(capacity, position);
+        InboundCompletionDescriptor.write(ring, entry, 12345, slot, CompletionStatus.SUCCESS, CompletionOpcode.RECV,
+            byteLength, 0, 0);
+        ring.set(Atomics.INT, entry + InboundCompletionDescriptor.QUEUE_PAIR_OFFSET, 77);
+        Atomics.setLongRelease(ring, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET, position + 1);
+    }
 }
