@@ -175,6 +175,30 @@ final class PeerNode implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #pin}, a missing file reported as the object it held being gone.
+     *
+     * @param missing the message: what is gone.
+     */
+    CachedFile pin(final int fileId, final String missing) throws IOException {
+        try {
+            return pin(fileId);
+        } catch (final NoSuchFileException ex) {
+            throw new IOException(missing, ex);
+        }
+    }
+
+    /**
+     * Unpin each file that is not null.
+     */
+    void unpinAll(final CachedFile... cached) {
+        for (final CachedFile file : cached) {
+            if (file != null) {
+                unpin(file);
+            }
+        }
+    }
+
     // guarded by this
     private CachedFile cachedFile(final int fileId) throws IOException {
         if (closed) {

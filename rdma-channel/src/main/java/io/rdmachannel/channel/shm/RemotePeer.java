@@ -84,7 +84,7 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
         PeerNode.CachedFile cqFile = null;
         try {
             final String missing = "no queue pair " + number + " on shm device " + gidHex;
-            block = pin(node, blockFileId(node.folder(), number, missing), missing);
+            block = node.pin(blockFileId(node.folder(), number, missing), missing);
             final MemorySegment segment = block.segment();
             if (segment.byteSize() < QueuePairBlockDescriptor.HEADER_LENGTH
                 || segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET) != QueuePairBlockDescriptor.MAGIC) {
@@ -120,7 +120,7 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
             }
             final ReceiveQueue receiveQueue;
             if (srqId >= 0) {
-                srqFile = pin(node, srqFileId, "shared receive queue " + srqId + " of queue pair " + number
+                srqFile = node.pin(srqFileId, "shared receive queue " + srqId + " of queue pair " + number
                     + " is gone");
                 receiveQueue = ReceiveQueue.peerView(srqFile.segment(), 0,
                     device.attributes().maxSharedReceiveQueueWorkRequests(), maxSge);
@@ -132,7 +132,7 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex
                     + " has a malformed receive queue");
             }
-            cqFile = pin(node, cqFileId, "receive completion queue " + cqId + " of queue pair " + number
+            cqFile = node.pin(cqFileId, "receive completion queue " + cqId + " of queue pair " + number
                 + " is gone");
             if (cqFile.segment().byteSize() < ShmCompletionQueue.FILE_LENGTH) {
                 throw new IOException("receive completion queue " + cqId + " of queue pair " + number
@@ -144,12 +144,12 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
             return new RemotePeer(device, gid.clone(), number, identity, node, block, srqFile, cqFile, receiveQueue,
                 inboundBase, inboundCapacity);
         } catch (final IOException | RuntimeException ex) {
-            unpinAll(node, block, srqFile, cqFile);
+            node.unpinAll(block, srqFile, cqFile);
             device.release(node);
             throw ex;
         } catch (final InternalError fault) {
             // an access to a file the peer truncated under our mapping
-            unpinAll(node, block, srqFile, cqFile);
+            node.unpinAll(block, srqFile, cqFile);
             device.release(node);
             throw new IOException("queue pair " + number + " on shm device " + gidHex + " has a truncated file",
                 fault);
@@ -185,15 +185,6 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
                 + (remote == null ? "unknown transport " + code : remote.propertyValue() + " transport")
                 + ", this device " + local.propertyValue() + ": both ends need the same "
                 + ShmConfiguration.TRANSPORT_PROP_NAME);
-        }
-    }
-
-    private static PeerNode.CachedFile pin(final PeerNode node, final int fileId, final String missing)
-        throws IOException {
-        try {
-            return node.pin(fileId);
-        } catch (final NoSuchFileException ex) {
-            throw new IOException(missing, ex);
         }
     }
 
@@ -406,16 +397,8 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
      */
     @Override
     public void close() {
-        unpinAll(node, block, sharedReceiveQueueFile, completionQueueFile);
+        node.unpinAll(block, sharedReceiveQueueFile, completionQueueFile);
         device.release(node);
-    }
-
-    private static void unpinAll(final PeerNode node, final PeerNode.CachedFile... files) {
-        for (final PeerNode.CachedFile file : files) {
-            if (file != null) {
-                node.unpin(file);
-            }
-        }
     }
 
     @Override

@@ -5,7 +5,6 @@ import io.rdmachannel.channel.spi.CompletionStatus;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.NoSuchFileException;
 import java.util.HexFormat;
 
 /**
@@ -80,7 +79,7 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
         PeerNode.CachedFile rqFile = null;
         PeerNode.CachedFile cqFile = null;
         try {
-            block = pin(node, location.blockFile(), missing);
+            block = node.pin(location.blockFile(), missing);
             final MemorySegment segment = block.segment();
             if (segment.byteSize() < INBOUND + InboundCompletionDescriptor.HEADER_LENGTH
                 || segment.get(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.MAGIC_OFFSET)
@@ -103,7 +102,7 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
                 throw new IOException("XRC shared receive queue " + number + " on shm device " + gidHex
                     + " uses another transport: both ends need the same " + ShmConfiguration.TRANSPORT_PROP_NAME);
             }
-            rqFile = pin(node, segment.get(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.RQ_FILE_OFFSET),
+            rqFile = node.pin(segment.get(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.RQ_FILE_OFFSET),
                 missing);
             final ReceiveQueue receiveQueue = ReceiveQueue.peerView(rqFile.segment(), 0, limit,
                 device.attributes().maxSge());
@@ -111,7 +110,7 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
                 throw new IOException("XRC shared receive queue " + number + " on shm device " + gidHex
                     + " has a malformed receive queue");
             }
-            cqFile = pin(node, segment.get(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.CQ_FILE_OFFSET),
+            cqFile = node.pin(segment.get(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.CQ_FILE_OFFSET),
                 missing);
             if (cqFile.segment().byteSize() < ShmCompletionQueue.FILE_LENGTH) {
                 throw new IOException("the completion queue of XRC shared receive queue " + number
@@ -124,23 +123,14 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
             return new XrcReceivePeer(device, target, number, gidHex, node, block, rqFile, cqFile, receiveQueue,
                 location.blockIdentity(), capacity);
         } catch (final IOException | RuntimeException ex) {
-            unpinAll(node, block, rqFile, cqFile);
+            node.unpinAll(block, rqFile, cqFile);
             device.release(node);
             throw ex;
         } catch (final InternalError fault) {
-            unpinAll(node, block, rqFile, cqFile);
+            node.unpinAll(block, rqFile, cqFile);
             device.release(node);
             throw new IOException("XRC shared receive queue " + number + " on shm device " + gidHex
                 + " has a truncated file", fault);
-        }
-    }
-
-    private static PeerNode.CachedFile pin(final PeerNode node, final int fileId, final String missing)
-        throws IOException {
-        try {
-            return node.pin(fileId);
-        } catch (final NoSuchFileException ex) {
-            throw new IOException(missing, ex);
         }
     }
 
@@ -275,16 +265,8 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
 
     @Override
     public void close() {
-        unpinAll(node, block, receiveQueueFile, completionQueueFile);
+        node.unpinAll(block, receiveQueueFile, completionQueueFile);
         device.release(node);
-    }
-
-    private static void unpinAll(final PeerNode node, final PeerNode.CachedFile... files) {
-        for (final PeerNode.CachedFile file : files) {
-            if (file != null) {
-                node.unpin(file);
-            }
-        }
     }
 
     @Override
