@@ -13,7 +13,9 @@ package io.rdmachannel.channel.shm;
  *   32 shared receive queue id int (the device's own id, named by limit wake-ups)   36 transport int
  *  128 inbound completion ring (InboundCompletionDescriptor), many producers: an initiator claims a position by a
  *      compare-and-set of the tail while fewer than capacity entries are unpolled, writes the entry, then publishes
- *      its sequence; the owner polls entries in position order. Entries carry the target queue pair's number.
+ *      its sequence; the owner polls entries in position order. Entries carry the target queue pair's number. An
+ *      initiator process that dies between its claim and its publication leaves a position that is never published,
+ *      and the completions behind it are never polled: a known limit of the emulation.
  * </pre>
  */
 final class XrcSharedReceiveQueueBlockDescriptor {
