@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.shm.ShmFixture.Completion;
+import io.rdmachannel.channel.spi.CompletionHandler;
 import io.rdmachannel.channel.spi.CompletionOpcode;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
@@ -20,14 +21,18 @@ import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.QueuePairType;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
 import io.rdmachannel.channel.spi.XrcDomain;
 import io.rdmachannel.channel.spi.XrcSharedReceiveQueue;
 import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 
+import com.sun.management.ThreadMXBean;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -401,5 +406,48 @@ class ShmXrcDataPathTest {
             byteLength, 0, 0);
         ring.set(Atomics.INT, entry + InboundCompletionDescriptor.QUEUE_PAIR_OFFSET, 77);
         Atomics.setLongRelease(ring, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET, position + 1);
+    }
+
+    /**
+     * The XRC data path allocates nothing per message once warm: the initiator's post (target check, queue lookup,
+     * delivery into another device's queue) and the receiver's poll and repost.
+     */
+    @Test
+    void shouldAllocateNothingPerMessage() throws Exception {
+        final Receiver receiver = new Receiver(true, null).post(16);
+        final Initiator initiator = new Initiator();
+        final XrcTargetQueuePair target = target(receiver, initiator);
+        initiator.connectTo(receiver, target, 7);
+        final SendWorkRequest send = initiator.send.reset().opcode(WorkRequestOpcode.SEND_WITH_IMM).immediate(1)
+            .remoteSharedReceiveQueue(receiver.srq.number())
+            .sge(0, initiator.mr.address(), 64, initiator.mr.localKey());
+        final ReceiveWorkRequest repost = receiver.srq.createReceiveWorkRequest();
+        final long[] received = new long[1];
+        final CompletionHandler onReceive = completion -> {
+            received[0]++;
+            final long id = completion.workRequestId();
+            receiver.srq.postReceive(repost.reset().id(id)
+                .sge(0, receiver.mr.address() + id % 16 * RECEIVE_LENGTH, RECEIVE_LENGTH, receiver.mr.localKey()));
+        };
+        final CompletionHandler onSend = completion -> { };
+        final ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+        final long self = Thread.currentThread().threadId();
+        long before = 0;
+        for (int round = 0; round < 2; round++) {
+            if (round == 1) {
+                before = threads.getThreadAllocatedBytes(self);
+            }
+            for (int i = 0; i < 20_000; i++) {
+                initiator.qp.postSend(send);
+                while (initiator.cq.poll(onSend, 4) == 0) {
+                    Thread.onSpinWait();
+                }
+                final long expected = received[0] + 1;
+                while (received[0] < expected) {
+                    receiver.cq.poll(onReceive, 4);
+                }
+            }
+        }
+        assertEquals(0, threads.getThreadAllocatedBytes(self) - before, "bytes allocated by 20,000 messages");
     }
 }
