@@ -40,13 +40,28 @@ final class ShmAgent implements AutoCloseable {
     private final Selector selector;
     private final ServerSocketChannel server;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    private final Set<ShmQueuePair> retrying = ConcurrentHashMap.newKeySet();
+    private final Set<Retry> retrying = ConcurrentHashMap.newKeySet();
     // made once: a method reference written in the loop would be a new object on every wake-up
     private final Consumer<SelectionKey> selected = this::onSelected;
     private final Thread thread;
     private final long sweepIntervalNanos;
     private long nextSweepNanos;
     private volatile boolean running = true;
+
+    /**
+     * What the agent calls back once a deadline passed: a send queue to retry, a completion ring to look at again.
+     */
+    interface Retry {
+        /**
+         * When to call {@link #progress()}, in {@link System#nanoTime()}.
+         */
+        long retryDeadlineNanos();
+
+        /**
+         * The deadline passed (agent thread).
+         */
+        void progress();
+    }
 
     ShmAgent(final ShmDevice device, final Path socketPath) throws IOException {
         this.device = device;
@@ -93,15 +108,15 @@ final class ShmAgent implements AutoCloseable {
     }
 
     /**
-     * Retry the queue pair's send queue when its deadline passes.
+     * Call back when the deadline passes: retry a queue pair's send queue, look at a completion ring again.
      */
-    void scheduleRetry(final ShmQueuePair queuePair) {
+    void scheduleRetry(final Retry queuePair) {
         if (retrying.add(queuePair)) {
             selector.wakeup();
         }
     }
 
-    void cancelRetry(final ShmQueuePair queuePair) {
+    void cancelRetry(final Retry queuePair) {
         retrying.remove(queuePair);
     }
 
@@ -261,7 +276,7 @@ final class ShmAgent implements AutoCloseable {
             return 0;
         }
         long earliest = Long.MAX_VALUE;
-        for (final ShmQueuePair queuePair : retrying) {
+        for (final Retry queuePair : retrying) {
             earliest = Math.min(earliest, queuePair.retryDeadlineNanos());
         }
         final long waitNanos = earliest - System.nanoTime();
@@ -304,7 +319,7 @@ final class ShmAgent implements AutoCloseable {
             return;
         }
         final long now = System.nanoTime();
-        for (final ShmQueuePair queuePair : retrying) {
+        for (final Retry queuePair : retrying) {
             if (queuePair.retryDeadlineNanos() - now <= 0) {
                 retrying.remove(queuePair);
                 queuePair.progress();

@@ -66,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * <p>Locking: {@code sendLock} guards the send queue and every state change; the receive side is consumed under the
  * receive completion queue's poll lock; the link and the early-link fields under {@code linkLock}.
  */
-final class ShmQueuePair implements QueuePair, InboundReceiver {
+final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
     private static final Logger LOG = LoggerFactory.getLogger(ShmQueuePair.class);
     private static final int DONE = 0;
     private static final int RETRY = 1;
@@ -619,7 +619,8 @@ final class ShmQueuePair implements QueuePair, InboundReceiver {
     /**
      * Retry the send queue (from the agent: a receive was posted, a delay passed, an error arrived).
      */
-    void progress() {
+    @Override
+    public void progress() {
         sendLock.lock();
         try {
             if (!closed) {
@@ -655,7 +656,8 @@ final class ShmQueuePair implements QueuePair, InboundReceiver {
         return Atomics.getIntVolatile(blockSegment, QueuePairBlockDescriptor.GENERATION_OFFSET);
     }
 
-    long retryDeadlineNanos() {
+    @Override
+    public long retryDeadlineNanos() {
         return retryDeadlineNanos;
     }
 

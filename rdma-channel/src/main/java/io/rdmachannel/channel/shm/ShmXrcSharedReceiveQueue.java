@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * number registered in the XRC domain's registry and a block ({@link XrcSharedReceiveQueueBlockDescriptor}) through
  * which remote XRC initiators of any process deliver into it. Its completion queue polls the block's inbound ring.
  */
-final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundReceiver {
+final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundReceiver, ShmAgent.Retry {
     private static final Logger LOG = LoggerFactory.getLogger(ShmXrcSharedReceiveQueue.class);
     private static final long INBOUND = XrcSharedReceiveQueueBlockDescriptor.INBOUND_OFFSET;
 
@@ -32,8 +32,14 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
     private boolean closed;
     /** Guarded by the completion queue's poll lock. */
     private long inboundHead;
-    /** Completions a peer published for no receive of this queue, dropped; guarded by the poll lock. */
+    /** Malformed completions initiators published; guarded by the poll lock. */
     private long corrupt;
+    /** Positions claimed and never taken, skipped ({@link SharedInboundRing}); guarded by the poll lock. */
+    private long skipped;
+    /** The position the ring stalls at (claimed, not taken), since when; guarded by the poll lock. */
+    private long stalledAt = -1;
+    private long stalledSinceNanos;
+    private volatile long retryDeadlineNanos;
 
     private ShmXrcSharedReceiveQueue(final ShmXrcDomain domain, final ShmSharedReceiveQueue queue,
         final ShmCompletionQueue completionQueue, final SharedFile block, final int inboundCapacity) {
@@ -131,8 +137,11 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
         final ReceiveQueue receives = queue.queue();
         while (count < limit) {
             final long entry = INBOUND + InboundCompletionDescriptor.entryOffset(inboundCapacity, inboundHead);
-            if (Atomics.getLongAcquire(blockSegment, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET)
-                != inboundHead + 1) {
+            final long word = Atomics.getLongAcquire(blockSegment, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET);
+            if (!SharedInboundRing.isPublished(word, inboundHead)) {
+                if (skipAbandoned(entry, word)) {
+                    continue;
+                }
                 break;
             }
             InboundCompletionDescriptor.read(blockSegment, entry, completion);
@@ -174,6 +183,60 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
         return corrupt;
     }
 
+    /**
+     * The position at the head is not published: if an initiator claimed it and has not taken its entry for the
+     * grace time, it died (or was stopped) in between, and the position is skipped so that the completions behind it
+     * are not held up for good. The first sight of such a position asks the agent to have the queue polled again once
+     * the grace time passed, in case no later message wakes a poller.
+     *
+     * @return true if the position was skipped.
+     */
+    private boolean skipAbandoned(final long entry, final long word) {
+        if (Atomics.getLongVolatile(blockSegment, INBOUND + InboundCompletionDescriptor.TAIL_OFFSET) <= inboundHead
+            || !SharedInboundRing.isFreeFor(word, inboundHead, inboundCapacity)) {
+            // nothing claimed there yet, or its initiator is writing it
+            return false;
+        }
+        final long now = System.nanoTime();
+        if (stalledAt != inboundHead) {
+            stalledAt = inboundHead;
+            stalledSinceNanos = now;
+            retryDeadlineNanos = now + SharedInboundRing.skipGraceNanos;
+            domain.shmDevice().agent().scheduleRetry(this);
+            return false;
+        }
+        if (now - stalledSinceNanos < SharedInboundRing.skipGraceNanos
+            || !SharedInboundRing.skip(blockSegment, entry, word, inboundHead, inboundCapacity)) {
+            return false;
+        }
+        skipped++;
+        LOG.debug("XRC shared receive queue {}: position {} was claimed by an initiator that never wrote it; "
+            + "skipped", number, inboundHead);
+        inboundHead++;
+        Atomics.setLongRelease(blockSegment, INBOUND + InboundCompletionDescriptor.HEAD_OFFSET, inboundHead);
+        return true;
+    }
+
+    @Override
+    public long retryDeadlineNanos() {
+        return retryDeadlineNanos;
+    }
+
+    /**
+     * The grace time of a stalled position passed (agent thread): wake the queue's pollers so that one skips it.
+     */
+    @Override
+    public void progress() {
+        completionQueue.signalAfterPeerLoss();
+    }
+
+    /**
+     * Positions skipped so far, for tests and diagnostics.
+     */
+    long skippedPositions() {
+        return skipped;
+    }
+
     @Override
     public void close() {
         synchronized (this) {
@@ -184,6 +247,7 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
         }
         // no initiator starts an access after this; one under way ends before the files are reused
         AccessGuard.revoke(blockSegment, XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET);
+        domain.shmDevice().agent().cancelRetry(this);
         try {
             domain.registry().destroySharedReceiveQueue(number);
         } finally {
@@ -213,6 +277,6 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
     @Override
     public String toString() {
         return "ShmXrcSharedReceiveQueue{number=" + number + ", queue=" + queue + ", inboundHead=" + inboundHead
-            + ", corrupt=" + corrupt + ", closed=" + closed + '}';
+            + ", corrupt=" + corrupt + ", skipped=" + skipped + ", closed=" + closed + '}';
     }
 }

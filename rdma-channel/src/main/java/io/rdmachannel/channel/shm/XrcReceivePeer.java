@@ -223,8 +223,10 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
     }
 
     /**
-     * Claim a position of the queue's ring against the other initiators (of any process), write the completion and
-     * publish it; inside an access.
+     * Claim a position of the queue's ring against the other initiators (of any process), take its entry, write the
+     * completion and publish it ({@link SharedInboundRing}); inside an access.
+     *
+     * @return false if the ring was full (a peer that broke the rules) or the owner skipped the position claimed.
      */
     @Override
     public boolean publish(final long workRequestId, final int slot, final CompletionStatus status,
@@ -243,10 +245,14 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
             }
         }
         final long entry = INBOUND + InboundCompletionDescriptor.entryOffset(inboundCapacity, position);
+        if (!SharedInboundRing.take(segment, entry, position, inboundCapacity)) {
+            // the owner skipped the position: this thread was stopped between its claim and now
+            return false;
+        }
         InboundCompletionDescriptor.write(segment, entry, workRequestId, slot, status, opcode, byteLength, flags,
             immediate);
         segment.set(Atomics.INT, entry + InboundCompletionDescriptor.QUEUE_PAIR_OFFSET, target.number());
-        Atomics.setLongRelease(segment, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET, position + 1);
+        SharedInboundRing.publish(segment, entry, position);
         return true;
     }
 

@@ -12,10 +12,9 @@ package io.rdmachannel.channel.shm;
  *   20 completion queue id int   24 completion queue file id int   28 receive queue file id int
  *   32 shared receive queue id int (the device's own id, named by limit wake-ups)   36 transport int
  *  128 inbound completion ring (InboundCompletionDescriptor), many producers: an initiator claims a position by a
- *      compare-and-set of the tail while fewer than capacity entries are unpolled, writes the entry, then publishes
- *      its sequence; the owner polls entries in position order. Entries carry the target queue pair's number. An
- *      initiator process that dies between its claim and its publication leaves a position that is never published,
- *      and the completions behind it are never polled: a known limit of the emulation.
+ *      compare-and-set of the tail while fewer than capacity entries are unpolled, takes its entry, writes it, then
+ *      publishes it (SharedInboundRing: the sequence word holds a state); the owner polls entries in position order
+ *      and skips a position claimed and never taken. Entries carry the target queue pair's number.
  * </pre>
  */
 final class XrcSharedReceiveQueueBlockDescriptor {

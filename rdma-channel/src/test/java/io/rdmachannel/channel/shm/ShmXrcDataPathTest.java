@@ -3,6 +3,7 @@ package io.rdmachannel.channel.shm;
 import static io.rdmachannel.channel.shm.ShmFixture.FULL_ACCESS;
 import static io.rdmachannel.channel.shm.ShmFixture.awaitCondition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -37,6 +38,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -449,5 +451,60 @@ class ShmXrcDataPathTest {
             }
         }
         assertEquals(0, threads.getThreadAllocatedBytes(self) - before, "bytes allocated by 20,000 messages");
+    }
+
+    /**
+     * An initiator process that died between claiming a position of the queue's completion ring and taking its entry
+     * holds up nothing for good: the queue skips the position after the grace time, woken by its device's agent if
+     * no later message wakes it; a producer that comes back to a skipped position finds it taken from it.
+     */
+    @Test
+    void shouldSkipAPositionAnInitiatorClaimedAndNeverWrote() throws Exception {
+        final long grace = SharedInboundRing.skipGraceNanos;
+        SharedInboundRing.skipGraceNanos = TimeUnit.MILLISECONDS.toNanos(100);
+        try {
+            final RdmaDevice device = fixture.device();
+            final ReadinessSource source = fixture.own(device.createReadinessSource());
+            final Receiver receiver = new Receiver(device, true, source).post(4);
+            final Initiator initiator = new Initiator();
+            final XrcTargetQueuePair target = target(receiver, initiator);
+            initiator.connectTo(receiver, target, 7);
+            final ShmXrcSharedReceiveQueue queue = (ShmXrcSharedReceiveQueue) receiver.srq;
+            final MemorySegment ring = queue.inboundRing();
+            // the dead initiator's claim: the tail moved, the entry was never taken
+            assertTrue(Atomics.compareAndSetLong(ring, InboundCompletionDescriptor.TAIL_OFFSET, 0, 1));
+            receiver.cq.requestNotification();
+            initiator.send(WorkRequestOpcode.SEND, receiver.srq.number(), "behind the dead");
+            assertEquals(CompletionStatus.SUCCESS, initiator.awaitOne().status());
+            awaitToken(source);
+            assertEquals(List.of(), receiver.await(0));
+            // nothing else will come: the agent wakes the queue once the grace time passed
+            receiver.cq.requestNotification();
+            awaitToken(source);
+            final Completion completion = receiver.await(1).getFirst();
+            assertEquals(15, completion.byteLength());
+            assertEquals("behind the dead", receiver.text(completion.id(), 15));
+            assertEquals(1, queue.skippedPositions());
+
+            // a producer that claimed position 2 and comes back after it was skipped writes nothing
+            final int capacity = ring.get(Atomics.INT, InboundCompletionDescriptor.CAPACITY_OFFSET);
+            final long entry = InboundCompletionDescriptor.entryOffset(capacity, 2);
+            assertTrue(SharedInboundRing.skip(ring, entry, 0, 2, capacity));
+            assertFalse(SharedInboundRing.take(ring, entry, 2, capacity));
+        } finally {
+            SharedInboundRing.skipGraceNanos = grace;
+        }
+    }
+
+    private static void awaitToken(final ReadinessSource source) {
+        final List<Long> tokens = new ArrayList<>();
+        awaitCondition("a wake-up of the queue's readiness source", () -> {
+            try {
+                source.await(1_000_000, tokens::add);
+            } catch (final IOException ex) {
+                throw new AssertionError(ex);
+            }
+            return !tokens.isEmpty();
+        });
     }
 }
