@@ -26,7 +26,6 @@ final class SharedInboundRing {
     static final long PUBLISHED = 0;
     static final long WRITING = 1L << 62;
     static final long SKIPPED = 2L << 62;
-    private static final long STATE_MASK = 3L << 62;
     /** How long a claimed position may stay untaken before the owner skips it; tests shorten it. */
     static volatile long skipGraceNanos = TimeUnit.SECONDS.toNanos(1);
 
@@ -56,7 +55,8 @@ final class SharedInboundRing {
      */
     static boolean take(final MemorySegment ring, final long entry, final long position, final int capacity) {
         final long word = Atomics.getLongVolatile(ring, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET);
-        return (word & STATE_MASK) != SKIPPED && isFreeFor(word, position, capacity)
+        // a word skipped for this position is not free for it; one skipped for the previous round's is
+        return isFreeFor(word, position, capacity)
             && Atomics.compareAndSetLong(ring, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET, word,
             WRITING | position + 1);
     }

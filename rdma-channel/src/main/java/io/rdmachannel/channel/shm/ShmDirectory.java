@@ -208,6 +208,19 @@ final class ShmDirectory {
         return false;
     }
 
+    /**
+     * Make the symbolic link {@code link} to {@code target}, replacing one left there (by an object of the same name
+     * that could not remove it, or a name reused since).
+     */
+    static void linkReplacing(final Path link, final Path target) throws IOException {
+        try {
+            Files.createSymbolicLink(link, target);
+        } catch (final FileAlreadyExistsException ex) {
+            Files.deleteIfExists(link);
+            Files.createSymbolicLink(link, target);
+        }
+    }
+
     static void deleteRecursively(final Path folder) throws IOException {
         for (int attempt = 1;; attempt++) {
             if (!Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) {

@@ -20,7 +20,6 @@ import io.rdmachannel.channel.spi.WorkRequestOpcode;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -233,7 +232,8 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
             AccessGuard.publish(segment, QueuePairBlockDescriptor.GUARD_OFFSET, identity);
             queuePair = new ShmQueuePair(domain, identity, attributes, block, ownQueue, inboundBase, inboundCapacity,
                 inlineOffset);
-            createLink(link, block);
+            // named for peers; a link left by a queue pair of the same number 2^24 queue pairs ago is replaced
+            ShmDirectory.linkReplacing(link, Path.of(SharedFile.pooledName(block.id())));
         } catch (final IOException | RuntimeException ex) {
             AccessGuard.revoke(block.segment(), QueuePairBlockDescriptor.GUARD_OFFSET);
             device.filePool().release(block);
@@ -251,20 +251,6 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
         }
         device.addQueuePair(queuePair);
         return queuePair;
-    }
-
-    /**
-     * Name the block {@code qp-<number>} for peers: a symbolic link to its pooled file.
-     */
-    private static void createLink(final Path link, final SharedFile block) throws IOException {
-        final Path target = Path.of(SharedFile.pooledName(block.id()));
-        try {
-            Files.createSymbolicLink(link, target);
-        } catch (final FileAlreadyExistsException ex) {
-            // left by a queue pair of the same number 2^24 queue pairs ago that could not remove it
-            Files.deleteIfExists(link);
-            Files.createSymbolicLink(link, target);
-        }
     }
 
     private static long inlineLength(final QueuePairInitAttributes attributes) {

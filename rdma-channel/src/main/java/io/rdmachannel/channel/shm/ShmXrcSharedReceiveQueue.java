@@ -247,13 +247,14 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
         }
         // no initiator starts an access after this; one under way ends before the files are reused
         AccessGuard.revoke(blockSegment, XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET);
-        domain.shmDevice().agent().cancelRetry(this);
         try {
             domain.registry().destroySharedReceiveQueue(number);
         } finally {
             final boolean drained = AccessGuard.awaitDrained(blockSegment,
                 XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET, ShmDevice.DRAIN_TIMEOUT_NANOS);
             completionQueue.detachReceiver(this);
+            // after the detach: no poll can schedule a look at the ring again
+            domain.shmDevice().agent().cancelRetry(this);
             if (!drained) {
                 LOG.debug("XRC shared receive queue {} closed while an initiator's access was under way; its files "
                     + "are not reused", number);

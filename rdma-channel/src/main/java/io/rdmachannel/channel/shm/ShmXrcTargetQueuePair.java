@@ -13,7 +13,6 @@ import io.rdmachannel.channel.spi.XrcDomain;
 import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 
 import java.io.IOException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -115,9 +114,15 @@ final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
                     throw new IllegalArgumentException("moving to READY_TO_RECEIVE needs the remote GID and queue "
                         + "pair number of the XRC initiator: " + attributes);
                 }
-                domain.registry().connectTarget(index, number, attributes.remoteGid(),
-                    attributes.remoteQueuePairNumber(), attributes.minRnrTimer());
+                // named first: a target in READY_TO_RECEIVE that its initiator could not find would be of no use
                 name();
+                try {
+                    domain.registry().connectTarget(index, number, attributes.remoteGid(),
+                        attributes.remoteQueuePairNumber(), attributes.minRnrTimer());
+                } catch (final RuntimeException ex) {
+                    unname();
+                    throw ex;
+                }
             }
             case READY_TO_SEND -> domain.registry().transition(index, number, target,
                 EnumSet.of(QueuePairState.READY_TO_RECEIVE, QueuePairState.READY_TO_SEND), null);
@@ -158,14 +163,9 @@ final class ShmXrcTargetQueuePair implements XrcTargetQueuePair {
      */
     private synchronized void name() throws IOException {
         final Path link = domain.shmDevice().folder().resolve(XrcTargetPeer.linkName(number));
-        final Path registry = Path.of("..").resolve(domain.registry().path().getFileName());
-        try {
-            Files.createSymbolicLink(link, registry);
-        } catch (final FileAlreadyExistsException ex) {
-            // left by a target of the same number of another domain, or of this one before a RESET elsewhere
-            Files.deleteIfExists(link);
-            Files.createSymbolicLink(link, registry);
-        }
+        // a link left by a target of the same number of another domain, or of this one before a RESET elsewhere, is
+        // replaced
+        ShmDirectory.linkReplacing(link, Path.of("..").resolve(domain.registry().path().getFileName()));
         named = true;
     }
 

@@ -491,6 +491,8 @@ class ShmXrcDataPathTest {
             final long entry = InboundCompletionDescriptor.entryOffset(capacity, 2);
             assertTrue(SharedInboundRing.skip(ring, entry, 0, 2, capacity));
             assertFalse(SharedInboundRing.take(ring, entry, 2, capacity));
+            // and the entry is free again for the next round's position
+            assertTrue(SharedInboundRing.take(ring, entry, 2 + capacity, capacity));
         } finally {
             SharedInboundRing.skipGraceNanos = grace;
         }

@@ -143,7 +143,6 @@ class ShmXrcMeshTest {
     @CsvSource({"3, 3", "8, 4"})
     void shouldMeshWithTheQueuePairsOnPaper(final int processes, final int hostCount) throws Exception {
         final List<List<Process>> rcHosts = hosts(processes, hostCount);
-        final Map<QueuePair, Process> rcTargets = new HashMap<>();
         final Map<QueuePair, Process> rcOwner = new HashMap<>();
         for (int h = 0; h < hostCount; h++) {
             for (int g = h + 1; g < hostCount; g++) {
@@ -153,8 +152,6 @@ class ShmXrcMeshTest {
                         final QueuePair b = q.queuePair(QueuePairType.RC);
                         toReadyToSend(a, q.gid(), b.number());
                         toReadyToSend(b, p.gid(), a.number());
-                        rcTargets.put(a, q);
-                        rcTargets.put(b, p);
                         rcOwner.put(a, p);
                         rcOwner.put(b, q);
                     }
@@ -166,11 +163,11 @@ class ShmXrcMeshTest {
             assertEquals(rcPerHost, perHost(host));
         }
         final int expectedPerProcess = processes * (hostCount - 1);
-        for (final QueuePair qp : rcTargets.keySet()) {
+        for (final QueuePair qp : rcOwner.keySet()) {
             final Process own = rcOwner.get(qp);
             qp.postReceive(qp.createReceiveWorkRequest().id(1).sge(0, own.mr.address(), 64, own.mr.localKey()));
         }
-        for (final QueuePair qp : rcTargets.keySet()) {
+        for (final QueuePair qp : rcOwner.keySet()) {
             final Process own = rcOwner.get(qp);
             qp.postSend(qp.createSendWorkRequest().opcode(WorkRequestOpcode.SEND_WITH_IMM).immediate(own.host)
                 .sge(0, own.mr.address() + 64, 8, own.mr.localKey()));
