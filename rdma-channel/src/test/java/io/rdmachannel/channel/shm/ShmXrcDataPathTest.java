@@ -412,7 +412,10 @@ class ShmXrcDataPathTest {
 
     /**
      * The XRC data path allocates nothing per message once warm: the initiator's post (target check, queue lookup,
-     * delivery into another device's queue) and the receiver's poll and repost.
+     * delivery into another device's queue) and the receiver's poll and repost. Less than a byte per message, as the
+     * channels' allocation tests: the counter also sees what the JVM allocates on this thread now and then (a
+     * deoptimisation materialising an object the compiler had eliminated); one object per message, even the smallest
+     * (16 bytes), exceeds it.
      */
     @Test
     void shouldAllocateNothingPerMessage() throws Exception {
@@ -450,7 +453,8 @@ class ShmXrcDataPathTest {
                 }
             }
         }
-        assertEquals(0, threads.getThreadAllocatedBytes(self) - before, "bytes allocated by 20,000 messages");
+        final long allocated = threads.getThreadAllocatedBytes(self) - before;
+        assertTrue(allocated < 20_000, allocated + " bytes allocated by 20,000 messages");
     }
 
     /**
