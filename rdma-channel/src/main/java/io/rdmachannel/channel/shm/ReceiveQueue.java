@@ -138,33 +138,50 @@ final class ReceiveQueue {
      * @throws IllegalStateException if every slot is in use.
      */
     boolean post(final ShmReceiveWorkRequest request) {
+        return post(request, request.id, 1);
+    }
+
+    /**
+     * Post {@code count} receives like {@code request}, with the ids {@code firstId} on, under one lock and made
+     * visible to senders by one store of the tail.
+     *
+     * @return true if a sender was waiting for a receive and should be woken.
+     * @throws IllegalStateException if fewer than {@code count} slots are free; nothing is posted.
+     */
+    boolean post(final ShmReceiveWorkRequest request, final long firstId, final int count) {
         ownerLock.lock();
         try {
-            if (freeCount == 0) {
+            if (freeCount < count) {
                 throw new IllegalStateException(name + " is full: " + capacity
-                    + " receives are outstanding; poll their completions first");
+                    + " receives are outstanding; poll their completions first"
+                    + (count > 1 ? " (" + count + " to post, " + freeCount + " free)" : ""));
             }
-            final int slot = freeSlots[--freeCount];
-            final long slotOffset = slotsOffset + slot * slotLength;
-            segment.set(Atomics.LONG, slotOffset + SLOT_WR_ID_OFFSET, request.id);
-            segment.set(Atomics.INT, slotOffset + SLOT_SGE_COUNT_OFFSET, request.sgeCount);
             long length = 0;
             for (int i = 0; i < request.sgeCount; i++) {
-                final long sge = ReceiveQueueDescriptor.sgeOffset(slotOffset, i);
-                segment.set(Atomics.LONG, sge + SGE_ADDRESS_OFFSET, request.sgeAddresses[i]);
-                segment.set(Atomics.INT, sge + SGE_LENGTH_OFFSET, request.sgeLengths[i]);
-                segment.set(Atomics.INT, sge + SGE_LKEY_OFFSET, request.sgeLocalKeys[i]);
                 length += Integer.toUnsignedLong(request.sgeLengths[i]);
             }
-            postedIds[slot] = request.id;
-            postedLengths[slot] = length;
-            postedRing[(int) (tail % capacity)] = slot;
-            final long ring = base + ReceiveQueueDescriptor.ringOffset((int) (tail % capacity));
-            if (shared && tail >= capacity) {
-                awaitTaken(ring);
+            for (int n = 0; n < count; n++) {
+                final long id = firstId + n;
+                final int slot = freeSlots[--freeCount];
+                final long slotOffset = slotsOffset + slot * slotLength;
+                segment.set(Atomics.LONG, slotOffset + SLOT_WR_ID_OFFSET, id);
+                segment.set(Atomics.INT, slotOffset + SLOT_SGE_COUNT_OFFSET, request.sgeCount);
+                for (int i = 0; i < request.sgeCount; i++) {
+                    final long sge = ReceiveQueueDescriptor.sgeOffset(slotOffset, i);
+                    segment.set(Atomics.LONG, sge + SGE_ADDRESS_OFFSET, request.sgeAddresses[i]);
+                    segment.set(Atomics.INT, sge + SGE_LENGTH_OFFSET, request.sgeLengths[i]);
+                    segment.set(Atomics.INT, sge + SGE_LKEY_OFFSET, request.sgeLocalKeys[i]);
+                }
+                postedIds[slot] = id;
+                postedLengths[slot] = length;
+                postedRing[(int) (tail % capacity)] = slot;
+                final long ring = base + ReceiveQueueDescriptor.ringOffset((int) (tail % capacity));
+                if (shared && tail >= capacity) {
+                    awaitTaken(ring);
+                }
+                segment.set(Atomics.INT, ring, slot);
+                tail++;
             }
-            segment.set(Atomics.INT, ring, slot);
-            tail++;
             Atomics.setLongVolatile(segment, base + TAIL_OFFSET, tail);
         } finally {
             ownerLock.unlock();

@@ -463,6 +463,22 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
 
     @Override
     public void postReceive(final ReceiveWorkRequest request) {
+        final ShmReceiveWorkRequest receive = checkPostReceive(request);
+        afterPostReceive(receiveQueue.post(receive));
+    }
+
+    @Override
+    public void postReceives(final ReceiveWorkRequest request, final long firstId, final int count) {
+        if (count < 0) {
+            throw new IllegalArgumentException("count=" + count);
+        }
+        final ShmReceiveWorkRequest receive = checkPostReceive(request);
+        if (count > 0) {
+            afterPostReceive(receiveQueue.post(receive, firstId, count));
+        }
+    }
+
+    private ShmReceiveWorkRequest checkPostReceive(final ReceiveWorkRequest request) {
         if (type == QueuePairType.XRC_SEND) {
             throw new IllegalStateException("XRC initiator queue pair " + number + " has no receive queue");
         }
@@ -479,7 +495,12 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
             throw new IllegalStateException("postReceive: queue pair " + number + " is in state RESET; receives "
                 + "need INIT or later");
         }
-        if (receiveQueue.post(receive)) {
+        return receive;
+    }
+
+    /** Wake a sender that waited for a receive; in ERROR, tell the completion queue (its poll flushes the receives). */
+    private void afterPostReceive(final boolean senderWaited) {
+        if (senderWaited) {
             final RemotePeer peer = remote;
             if (peer != null) {
                 sendToPeer(peer, ShmLink.RECV_POSTED, peer.queuePairNumber());

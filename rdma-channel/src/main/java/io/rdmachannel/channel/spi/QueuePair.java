@@ -113,6 +113,27 @@ public interface QueuePair extends AutoCloseable {
     void postReceive(ReceiveWorkRequest request);
 
     /**
+     * Post {@code count} receives like {@code request}, with the ids {@code firstId} to {@code firstId + count - 1}
+     * (the request's own id is ignored and left changed): what a connection posts when it starts, in one step where
+     * the provider can (the shm provider posts all of them under one lock, or none). The default posts them one by
+     * one, as {@link #postReceive}; should one fail, those before it stay posted.
+     *
+     * @param request the receive every posted one is like, but for its id.
+     * @param firstId the id of the first.
+     * @param count how many, at least 0.
+     * @throws IllegalStateException as {@link #postReceive}, also if the queue has room for fewer than {@code count}.
+     * @throws IllegalArgumentException as {@link #postReceive}, or if {@code count} is negative.
+     */
+    default void postReceives(final ReceiveWorkRequest request, final long firstId, final int count) {
+        if (count < 0) {
+            throw new IllegalArgumentException("count=" + count);
+        }
+        for (int i = 0; i < count; i++) {
+            postReceive(request.id(firstId + i));
+        }
+    }
+
+    /**
      * What the device reported about this queue pair outside its completions: an error event of the queue pair, of
      * a queue it uses or of the whole device, which moved it to {@link QueuePairState#ERROR}.
      *

@@ -102,8 +102,13 @@ final class ReceivePath {
             messageView = new UnsafeBuffer(messageRegion.segment().asByteBuffer());
         }
         if (sharedPool == null) {
-            for (int i = 0; i < resources.receiveDepth(); i++) {
-                postReceive(i);
+            if (messageMode) {
+                for (int i = 0; i < resources.receiveDepth(); i++) {
+                    postReceive(i);
+                }
+            } else {
+                // all alike but for the id: in one step where the provider can
+                queuePair.postReceives(receive.reset(), 0, resources.receiveDepth());
             }
             resources.ownReceivesPosted = resources.receiveDepth();
             resources.context.ownReceivesPosted(resources.ownReceivesPosted);

@@ -74,6 +74,34 @@ class ShmOpcodeTest {
         assertBytes(new byte[50], bytes(pair.b.mr, 250, 50));
     }
 
+    /**
+     * Receives posted in one step are taken in order, each with its own id; a step the queue has no room for posts
+     * nothing; a step of one or of none is allowed.
+     */
+    @Test
+    void shouldPostReceivesInOneStep() throws Exception {
+        final Pair pair = fixture.pair(new Config().initB(b -> b.maxReceiveWorkRequests(4)));
+        final ReceiveWorkRequest template = pair.b.qp.createReceiveWorkRequest().sge(0, pair.b.mr.address() + 256,
+            64, pair.b.mr.localKey());
+        pair.b.qp.postReceives(template, 100, 3);
+        final IllegalStateException full = assertThrows(IllegalStateException.class,
+            () -> pair.b.qp.postReceives(template, 200, 2));
+        assertTrue(full.getMessage().endsWith(" is full: 4 receives are outstanding; poll their completions first (2 "
+            + "to post, 1 free)"), full.getMessage());
+        pair.b.qp.postReceives(template, 300, 0);
+        pair.b.qp.postReceives(template, 300, 1);
+        assertThrows(IllegalArgumentException.class, () -> pair.b.qp.postReceives(template, 400, -1));
+        for (int i = 0; i < 4; i++) {
+            fill(pair.a.mr, 16 * i, 16, i);
+            pair.a.postSend(WorkRequestOpcode.SEND, i, SendFlags.SIGNALED, 16 * i, 8 + i);
+        }
+        assertEquals(List.of(0L, 1L, 2L, 3L), pair.a.await(4).stream().map(Completion::id).toList());
+        final List<Completion> received = pair.b.await(4);
+        assertEquals(List.of(100L, 101L, 102L, 300L), received.stream().map(Completion::id).toList());
+        assertEquals(List.of(8, 9, 10, 11), received.stream().map(Completion::byteLength).toList());
+        assertBytes(pattern(11, 3), bytes(pair.b.mr, 256, 11));
+    }
+
     @Test
     void shouldSendWithImmediate() throws Exception {
         final Pair pair = fixture.pair();
