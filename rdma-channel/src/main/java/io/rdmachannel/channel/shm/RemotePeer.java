@@ -87,7 +87,11 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
             block = node.pin(blockFileId(node.folder(), number, missing), missing);
             final MemorySegment segment = block.segment();
             if (segment.byteSize() < QueuePairBlockDescriptor.HEADER_LENGTH
-                || segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET) != QueuePairBlockDescriptor.MAGIC) {
+                || segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET) == 0) {
+                // a free pooled file: the name outlived its queue pair for the moment its device takes to remove it
+                throw new IOException(missing);
+            }
+            if (segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET) != QueuePairBlockDescriptor.MAGIC) {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex + " has a malformed block");
             }
             final int identity = AccessGuard.identity(segment, QueuePairBlockDescriptor.GUARD_OFFSET);

@@ -221,6 +221,7 @@ final class ShmAgent implements AutoCloseable {
                         selector.select(selected, timeoutMillis);
                     }
                     runTasks();
+                    device.removeForgottenNames();
                     runRetries();
                     sweep();
                 } catch (final InternalError fault) {

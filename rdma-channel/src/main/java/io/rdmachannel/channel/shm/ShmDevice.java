@@ -16,6 +16,8 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.EnumSet;
@@ -23,7 +25,9 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -66,6 +70,8 @@ final class ShmDevice implements RdmaDevice {
     private final Int2ObjectHashMap<ShmCompletionQueue> completionQueues = new Int2ObjectHashMap<>();
     private final Map<Integer, ShmSharedReceiveQueue> sharedReceiveQueues = new ConcurrentHashMap<>();
     private final Map<String, PeerNode> peers = new ConcurrentHashMap<>();
+    /** Names of closed objects, removed by the agent rather than by the closing thread ({@link #forgetName}). */
+    private final Queue<ForgottenName> forgottenNames = new ConcurrentLinkedQueue<>();
     private final ShmFilePool filePool;
     private final long idleNanos;
     private final AtomicInteger nextQueuePairIdentity = new AtomicInteger(1);
@@ -260,6 +266,41 @@ final class ShmDevice implements RdmaDevice {
 
     private void wakeAgent() {
         agent.wakeup();
+    }
+
+    /**
+     * A closed queue pair's name in the device's folder (a symbolic link to its block's pooled file): removed by the
+     * agent soon, off the closing thread's path. Until then a peer that looks the number up finds the block's
+     * identity revoked or another queue pair's, and is told the queue pair is gone, as after the removal.
+     *
+     * @param name the link's name in the folder.
+     * @param target the file it names: a link that names another by the time the agent comes is left alone.
+     */
+    void forgetName(final String name, final String target) {
+        forgottenNames.add(new ForgottenName(name, target));
+        agent.wakeup();
+    }
+
+    /**
+     * Remove the links {@link #forgetName} queued that still name the same file (agent thread).
+     */
+    void removeForgottenNames() {
+        ForgottenName forgotten;
+        while ((forgotten = forgottenNames.poll()) != null) {
+            final Path link = folder.resolve(forgotten.name());
+            try {
+                if (Files.readSymbolicLink(link).toString().equals(forgotten.target())) {
+                    Files.delete(link);
+                }
+            } catch (final NoSuchFileException gone) {
+                // the folder is being deleted, or the link was replaced and removed meanwhile
+            } catch (final IOException ex) {
+                LOG.debug("cannot remove the link {} of a closed queue pair", link, ex);
+            }
+        }
+    }
+
+    private record ForgottenName(String name, String target) {
     }
 
     ShmAgent agent() {

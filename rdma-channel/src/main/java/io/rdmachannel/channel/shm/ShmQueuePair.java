@@ -20,7 +20,6 @@ import io.rdmachannel.channel.spi.WorkRequestOpcode;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -1585,11 +1584,8 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
         }
         // from here no peer access starts: a peer still connected finds its identity gone
         AccessGuard.revoke(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET);
-        try {
-            Files.deleteIfExists(device.folder().resolve(QueuePairBlockDescriptor.fileName(number)));
-        } catch (final IOException ex) {
-            LOG.debug("cannot remove the link of queue pair {}", number, ex);
-        }
+        // the name goes with the agent: a peer that still finds it meets the revoked identity
+        device.forgetName(QueuePairBlockDescriptor.fileName(number), SharedFile.pooledName(block.id()));
         closeLink();
         if (peer != null) {
             if (peer.isSameDevice()) {

@@ -16,6 +16,7 @@ import io.rdmachannel.channel.spi.QueuePairState;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -148,6 +149,34 @@ class ShmReuseGuardTest {
 
     private static int fileOf(final MemoryRegion region) {
         return ((ShmMemoryRegion) region).fileId();
+    }
+
+    /**
+     * A closed queue pair's name (its link in the device's folder) is removed by the device's agent, off the closing
+     * thread's path; until then a peer looking the number up is told it is gone. A link that names another file by
+     * the time the agent comes (a newer queue pair's of the same number) is left alone.
+     */
+    @Test
+    void shouldRemoveAClosedQueuePairsNameByTheAgent() throws Exception {
+        final ShmDevice local = (ShmDevice) fixture.device();
+        final ShmDevice owner = (ShmDevice) fixture.device();
+        final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
+        final CompletionQueue cq = fixture.own(owner.createCompletionQueue(16, null, 0));
+        final QueuePair closed = pd.createQueuePair(attributes(cq));
+        final Path name = owner.folder().resolve(QueuePairBlockDescriptor.fileName(closed.number()));
+        assertTrue(Files.isSymbolicLink(name));
+        closed.close();
+        final IOException gone = assertThrows(IOException.class,
+            () -> RemotePeer.connect(local, owner.gid(), closed.number()));
+        assertEquals("no queue pair " + closed.number() + " on shm device " + owner.gidHex(), gone.getMessage());
+        ShmFixture.awaitCondition("the agent to remove the closed queue pair's name",
+            () -> !Files.exists(name, LinkOption.NOFOLLOW_LINKS));
+
+        Files.createSymbolicLink(name, Path.of("another-file"));
+        owner.forgetName(name.getFileName().toString(), "the-closed-queue-pairs-file");
+        owner.removeForgottenNames();
+        assertEquals(Path.of("another-file"), Files.readSymbolicLink(name), "a newer name was removed");
+        Files.delete(name);
     }
 
     private static QueuePairInitAttributes attributes(final CompletionQueue cq) {
