@@ -47,6 +47,8 @@ final class ShmAgent implements AutoCloseable {
     private final long sweepIntervalNanos;
     private long nextSweepNanos;
     private volatile boolean running = true;
+    /** Set while the agent decides how long to wait and while it waits without a deadline ({@link #nudge}). */
+    private volatile boolean waitingWithoutDeadline;
 
     /**
      * What the agent calls back once a deadline passed: a send queue to retry, a completion ring to look at again.
@@ -100,11 +102,16 @@ final class ShmAgent implements AutoCloseable {
     }
 
     /**
-     * Have the agent look again at what it waits for: a thread other than the agent gave the device something to
-     * sweep later (an idle pooled file), and the agent may be waiting without a deadline.
+     * A thread other than the agent gave the device something to sweep later (an idle pooled file, a name to
+     * remove): wake the agent only if it waits, or is about to wait, without a deadline. One that waits with one comes
+     * to it by then, and is not woken for it: waking a thread costs the waker several microseconds, on the path of
+     * a close. The flag is set before the agent looks at what the device has to sweep, and read after the thing was
+     * added, so that one of the two sees the other.
      */
-    void wakeup() {
-        selector.wakeup();
+    void nudge() {
+        if (waitingWithoutDeadline) {
+            selector.wakeup();
+        }
     }
 
     /**
@@ -214,12 +221,17 @@ final class ShmAgent implements AutoCloseable {
             nextSweepNanos = System.nanoTime() + sweepIntervalNanos;
             while (running) {
                 try {
+                    waitingWithoutDeadline = true;
                     final long timeoutMillis = withSweep(retryTimeoutMillis());
+                    if (timeoutMillis != 0) {
+                        waitingWithoutDeadline = false;
+                    }
                     if (timeoutMillis < 0) {
                         selector.selectNow(selected);
                     } else {
                         selector.select(selected, timeoutMillis);
                     }
+                    waitingWithoutDeadline = false;
                     runTasks();
                     device.removeForgottenNames();
                     runRetries();

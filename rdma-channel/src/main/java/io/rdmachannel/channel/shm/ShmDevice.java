@@ -265,7 +265,7 @@ final class ShmDevice implements RdmaDevice {
     }
 
     private void wakeAgent() {
-        agent.wakeup();
+        agent.nudge();
     }
 
     /**
@@ -278,7 +278,7 @@ final class ShmDevice implements RdmaDevice {
      */
     void forgetName(final String name, final String target) {
         forgottenNames.add(new ForgottenName(name, target));
-        agent.wakeup();
+        agent.nudge();
     }
 
     /**
@@ -443,10 +443,10 @@ final class ShmDevice implements RdmaDevice {
     }
 
     /**
-     * Whether anything is pooled or cached that a sweep may have to unmap.
+     * Whether anything is pooled or cached that a sweep may have to unmap, or a name to remove.
      */
     boolean needsSweep() {
-        return filePool.idleFiles() > 0 || !peers.isEmpty();
+        return filePool.idleFiles() > 0 || !peers.isEmpty() || !forgottenNames.isEmpty();
     }
 
     int cachedPeers() {

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -177,6 +178,30 @@ class ShmReuseGuardTest {
         owner.removeForgottenNames();
         assertEquals(Path.of("another-file"), Files.readSymbolicLink(name), "a newer name was removed");
         Files.delete(name);
+    }
+
+    /**
+     * The agent is not woken for every closed queue pair (waking it costs the closing thread), only when it waits
+     * without a deadline: a file released while it waits so (nothing pooled, no peers) is still given back after the
+     * idle time, and so is the closed queue pair's name.
+     */
+    @Test
+    void shouldTrimAFileReleasedWhileTheAgentWaitedWithoutADeadline() throws Exception {
+        final Properties properties = new Properties(System.getProperties());
+        properties.setProperty(ShmConfiguration.POOL_IDLE_MILLIS_PROP_NAME, "50");
+        final ShmDevice device = fixture.own(ShmDevice.open((ShmProvider) ShmFixture.provider(),
+            ShmConfiguration.fromProperties(properties)));
+        final ProtectionDomain pd = fixture.own(device.allocateProtectionDomain());
+        final CompletionQueue cq = fixture.own(device.createCompletionQueue(16, null, 0));
+        final QueuePair pair = pd.createQueuePair(attributes(cq));
+        final Path name = device.folder().resolve(QueuePairBlockDescriptor.fileName(pair.number()));
+        // nothing idle and no peers: the agent's next wait has no deadline
+        Thread.sleep(200);
+        assertEquals(0, device.filePool().idleFiles());
+        pair.close();
+        assertTrue(device.filePool().idleFiles() > 0, "the closed queue pair's block was not pooled");
+        ShmFixture.awaitCondition("the idle file to be given back",
+            () -> device.filePool().idleFiles() == 0 && !Files.exists(name, LinkOption.NOFOLLOW_LINKS));
     }
 
     private static QueuePairInitAttributes attributes(final CompletionQueue cq) {
