@@ -13,11 +13,17 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
@@ -33,6 +39,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ShmAgent implements AutoCloseable {
     static final String SOCKET_FILE = "sock";
+    /** How many free links to one peer a device keeps for the next connections to it. */
+    static final int MAX_IDLE_LINKS_PER_PEER = 4;
     private static final Logger LOG = LoggerFactory.getLogger(ShmAgent.class);
 
     private final ShmDevice device;
@@ -41,10 +49,15 @@ final class ShmAgent implements AutoCloseable {
     private final ServerSocketChannel server;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Set<Retry> retrying = ConcurrentHashMap.newKeySet();
+    /** Links this device connected whose queue pairs let go of them, by peer socket, oldest first. */
+    private final Map<String, ArrayDeque<IdleLink>> idleLinks = new HashMap<>();
+    private int idleLinkCount;
+    private final AtomicInteger socketsConnected = new AtomicInteger();
     // made once: a method reference written in the loop would be a new object on every wake-up
     private final Consumer<SelectionKey> selected = this::onSelected;
     private final Thread thread;
     private final long sweepIntervalNanos;
+    private final long idleLinkNanos;
     private long nextSweepNanos;
     private volatile boolean running = true;
     /** Set while the agent decides how long to wait and while it waits without a deadline ({@link #nudge}). */
@@ -87,6 +100,7 @@ final class ShmAgent implements AutoCloseable {
             .unstarted(this::run);
         this.sweepIntervalNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10),
             TimeUnit.MILLISECONDS.toNanos(device.configuration().poolIdleMillis()) / 2);
+        this.idleLinkNanos = TimeUnit.MILLISECONDS.toNanos(device.configuration().poolIdleMillis());
     }
 
     void start() {
@@ -132,10 +146,26 @@ final class ShmAgent implements AutoCloseable {
      */
     ShmLink connect(final Path peerSocket, final ShmQueuePair local, final int remoteQueuePairNumber)
         throws IOException {
+        if (remoteQueuePairNumber != ShmLink.XRC_LINK) {
+            ShmLink idle;
+            while ((idle = takeIdle(peerSocket.toString())) != null) {
+                idle.bind(local);
+                try {
+                    idle.sendHello(device.gid(), local.number(), remoteQueuePairNumber, local.generation());
+                    return idle;
+                } catch (final IOException ex) {
+                    // the peer went away while the link was idle: its end is on its way to the agent; another
+                    LOG.debug("idle shm link {} failed; trying another", idle, ex);
+                    idle.close();
+                }
+            }
+        }
         final SocketChannel channel = connectWithin(peerSocket,
             TimeUnit.MILLISECONDS.toNanos(device.configuration().linkConnectTimeoutMillis()));
+        socketsConnected.incrementAndGet();
         try {
-            final ShmLink link = new ShmLink(this, channel);
+            final ShmLink link = new ShmLink(this, channel, remoteQueuePairNumber == ShmLink.XRC_LINK ? null
+                : peerSocket.toString());
             link.bind(local);
             link.sendHello(device.gid(), local.number(), remoteQueuePairNumber, local.generation());
             execute(() -> register(link));
@@ -144,6 +174,81 @@ final class ShmAgent implements AutoCloseable {
             channel.close();
             throw new IOException("cannot reach shm peer socket " + peerSocket + ": " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * How many sockets this device's links connected to peers so far (diagnostics and tests).
+     */
+    int socketsConnected() {
+        return socketsConnected.get();
+    }
+
+    /**
+     * A link this device connected is free (its queue pair let go of it, or the peer's did): keep it for the next
+     * connection to the same peer, up to {@link #MAX_IDLE_LINKS_PER_PEER} per peer and for the pool's idle time.
+     */
+    void offerIdle(final ShmLink link) {
+        final ShmLink surplus;
+        synchronized (idleLinks) {
+            final ArrayDeque<IdleLink> links = idleLinks.computeIfAbsent(link.peerSocket(), key -> new ArrayDeque<>());
+            links.addLast(new IdleLink(link, System.nanoTime()));
+            idleLinkCount++;
+            surplus = links.size() > MAX_IDLE_LINKS_PER_PEER ? removeFirst(links) : null;
+        }
+        if (surplus != null) {
+            surplus.close();
+        }
+    }
+
+    private ShmLink takeIdle(final String peerSocket) {
+        synchronized (idleLinks) {
+            final ArrayDeque<IdleLink> links = idleLinks.get(peerSocket);
+            // the most recently used first: the one least likely to have been closed by an idle peer meanwhile
+            return links == null || links.isEmpty() ? null : removeLast(links);
+        }
+    }
+
+    /** A link's socket ended: it is no longer offered. */
+    void forgetIdle(final ShmLink link) {
+        synchronized (idleLinks) {
+            final ArrayDeque<IdleLink> links = idleLinks.get(link.peerSocket());
+            if (links != null && links.removeIf(idle -> idle.link() == link)) {
+                idleLinkCount--;
+            }
+        }
+    }
+
+    private ShmLink removeFirst(final ArrayDeque<IdleLink> links) {
+        idleLinkCount--;
+        return links.removeFirst().link();
+    }
+
+    private ShmLink removeLast(final ArrayDeque<IdleLink> links) {
+        idleLinkCount--;
+        return links.removeLast().link();
+    }
+
+    /** Close the links idle for longer than the pool's idle time (agent thread). */
+    private void closeIdleLinks(final long now) {
+        final List<ShmLink> expired = new ArrayList<>();
+        synchronized (idleLinks) {
+            for (final ArrayDeque<IdleLink> links : idleLinks.values()) {
+                while (!links.isEmpty() && now - links.peekFirst().sinceNanos() > idleLinkNanos) {
+                    expired.add(removeFirst(links));
+                }
+            }
+            idleLinks.values().removeIf(ArrayDeque::isEmpty);
+        }
+        expired.forEach(ShmLink::close);
+    }
+
+    private boolean hasIdleLinks() {
+        synchronized (idleLinks) {
+            return idleLinkCount > 0;
+        }
+    }
+
+    private record IdleLink(ShmLink link, long sinceNanos) {
     }
 
     /**
@@ -300,7 +405,7 @@ final class ShmAgent implements AutoCloseable {
      * Shorten the wait to the next sweep while the device has pooled files or peer mappings to let go of.
      */
     private long withSweep(final long timeoutMillis) {
-        if (timeoutMillis < 0 || !device.needsSweep()) {
+        if (timeoutMillis < 0 || !device.needsSweep() && !hasIdleLinks()) {
             return timeoutMillis;
         }
         final long sweepMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextSweepNanos - System.nanoTime()));
@@ -312,6 +417,7 @@ final class ShmAgent implements AutoCloseable {
         if (now - nextSweepNanos >= 0) {
             nextSweepNanos = now + sweepIntervalNanos;
             device.sweep();
+            closeIdleLinks(now);
         }
     }
 

@@ -23,7 +23,17 @@ import org.slf4j.LoggerFactory;
  *   QP_ERROR    arg1 = receiver's QP number (to move to ERROR)
  *   SRQ_LIMIT   arg1 = id of the receiver's shared receive queue whose armed limit a claim reached
  *   XRC_SRQ_LIMIT arg1 = id of an XRC shared receive queue of the receiver whose armed limit a claim reached
+ *   RECYCLE     arg1 = sender's QP number, arg2 = receiver's QP number, gid[0..8) = the binding's index: the
+ *               sender's queue pair let go of the link (closed or reset); the socket stays for the next binding
  * </pre>
+ *
+ * <p>A link outlives the connection it was introduced for: when a queue pair closes or is reset it lets go of its link
+ * with RECYCLE instead of closing the socket, which the peer takes as the end of that connection (as it would take
+ * the socket's end). The side that connected the socket keeps it in its agent's idle pool and introduces it with a new
+ * HELLO to the next queue pair that connects to the same device; the other side waits on it for that HELLO. A
+ * connection between two processes thus costs no socket of its own once one was made. Both sides count the HELLOs on
+ * the socket (the stream keeps their order), and a RECYCLE names the binding it ends by that count, so that one that
+ * crosses a new HELLO ends nothing.
  *
  * <p>An XRC initiator's link to the device of XRC shared receive queues it delivers into is introduced to queue pair
  * {@link #XRC_LINK} (no queue pair has number 0): the receiving end is bound to no queue pair and takes WAKE_CQ and
@@ -37,6 +47,7 @@ final class ShmLink {
     static final int QP_ERROR = 4;
     static final int SRQ_LIMIT = 5;
     static final int XRC_SRQ_LIMIT = 6;
+    static final int RECYCLE = 7;
     /** The queue pair number an XRC initiator's link is introduced to. */
     static final int XRC_LINK = 0;
 
@@ -49,10 +60,26 @@ final class ShmLink {
     private ByteBuffer pending = ByteBuffer.allocate(FRAME_LENGTH * 16).order(ByteOrder.nativeOrder());
     private volatile ShmQueuePair queuePair;
     private volatile boolean closed;
+    /** The peer's agent socket, for a link this side connected (it may go back to the idle pool), else null. */
+    private final String peerSocket;
+    /** The current binding: its index (HELLOs sent or received on the socket) and the peer's queue pair number. */
+    private long bindings;
+    private int remoteNumber = -1;
 
+    /** The peer's end of a link the peer connected. */
     ShmLink(final ShmAgent agent, final SocketChannel channel) {
+        this(agent, channel, null);
+    }
+
+    /** A link this side connected to {@code peerSocket}. */
+    ShmLink(final ShmAgent agent, final SocketChannel channel, final String peerSocket) {
         this.agent = agent;
         this.channel = channel;
+        this.peerSocket = peerSocket;
+    }
+
+    String peerSocket() {
+        return peerSocket;
     }
 
     SocketChannel channel() {
@@ -70,12 +97,52 @@ final class ShmLink {
     void sendHello(final byte[] gid, final int fromQueuePair, final int toQueuePair, final int generation)
         throws IOException {
         synchronized (this) {
+            bindings++;
+            remoteNumber = toQueuePair;
             frame.clear();
             frame.putInt(HELLO).putInt(fromQueuePair).putInt(toQueuePair).putInt(generation).put(gid).flip();
             writeOrQueue();
         }
         if (hasPendingWrites()) {
             throw new IOException("shm peer socket did not take the introduction");
+        }
+    }
+
+    /**
+     * The bound queue pair {@code owner} lets go of the link (it closes or is reset): the peer hears RECYCLE, which
+     * ends the connection there, and the socket stays: in the agent's idle pool if this side connected it, else open
+     * for the peer's next HELLO. Nothing happens if the link is bound to another queue pair by now (the peer let go
+     * first and the link serves a newer connection) or closed.
+     */
+    void release(final ShmQueuePair owner) {
+        synchronized (this) {
+            if (closed || queuePair != owner) {
+                return;
+            }
+            queuePair = null;
+            frame.clear();
+            frame.putInt(RECYCLE).putInt(owner.number()).putInt(remoteNumber).putInt(0).putLong(bindings).putLong(0)
+                .flip();
+            try {
+                writeOrQueue();
+            } catch (final IOException ex) {
+                LOG.debug("shm link {} cannot send its release", this, ex);
+                close();
+                return;
+            }
+        }
+        if (peerSocket != null) {
+            agent.offerIdle(this);
+        }
+    }
+
+    /**
+     * Send a wake-up for the queue pair {@code owner}, if the link is still bound to it: a queue pair whose peer let
+     * go of the link does not reach the connection the link serves next.
+     */
+    void send(final ShmQueuePair owner, final int type, final int argument) {
+        if (queuePair == owner) {
+            send(type, argument);
         }
     }
 
@@ -152,6 +219,8 @@ final class ShmLink {
                 final byte[] gid = new byte[16];
                 readBuffer.get(start + 16, gid);
                 onHello(device, gid, first, second, readBuffer.getInt(start + 12));
+            } else if (type == RECYCLE) {
+                onRecycle(first, second, readBuffer.getLong(start + 16));
             } else {
                 dispatch(device, type, first);
             }
@@ -163,18 +232,70 @@ final class ShmLink {
 
     private void onHello(final ShmDevice device, final byte[] gid, final int remote, final int local,
         final int generation) {
+        synchronized (this) {
+            bindings++;
+        }
+        if (queuePair != null) {
+            // a new introduction before the current binding was let go of: the peer does not follow the protocol
+            LOG.debug("shm link {} introduced again while bound", this);
+            closed();
+            return;
+        }
         if (local == XRC_LINK) {
             LOG.debug("shm link from XRC initiator {}/{}", HexFormat.of().formatHex(gid), remote);
             return;
         }
         final ShmQueuePair target = device.queuePair(local);
         if (target == null || !target.acceptLink(this, gid, remote, generation)) {
+            // the queue pair is gone (its connection may have ended before this introduction was read) or expects
+            // another peer: that binding ends at once, and the socket stays for the next, as after a RECYCLE; closing
+            // it would end whatever connection the peer introduces it to next
             LOG.debug("shm link introduced for unknown or unexpected queue pair {} from {}/{}", local,
                 HexFormat.of().formatHex(gid), remote);
-            close();
+            refuse(local, remote);
             return;
         }
+        synchronized (this) {
+            remoteNumber = remote;
+        }
         queuePair = target;
+    }
+
+    /** End the binding just introduced without taking it: RECYCLE back, as if its queue pair had let go at once. */
+    private void refuse(final int local, final int remote) {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            frame.clear();
+            frame.putInt(RECYCLE).putInt(local).putInt(remote).putInt(0).putLong(bindings).putLong(0).flip();
+            try {
+                writeOrQueue();
+            } catch (final IOException ex) {
+                LOG.debug("shm link {} cannot refuse an introduction", this, ex);
+                close();
+            }
+        }
+    }
+
+    /**
+     * The peer let go of the binding {@code binding} (agent thread): the connection ends as if the socket had, and the
+     * socket stays for the next binding. A RECYCLE of an earlier binding, or naming other queue pairs, ends nothing.
+     */
+    private void onRecycle(final int remote, final int local, final long binding) {
+        final ShmQueuePair bound;
+        synchronized (this) {
+            bound = queuePair;
+            if (bound == null || binding != bindings || remote != remoteNumber || bound.number() != local) {
+                return;
+            }
+            queuePair = null;
+        }
+        if (peerSocket != null) {
+            // free for the next connection before this one's end is told: one that follows at once finds it
+            agent.offerIdle(this);
+        }
+        bound.onPeerFailure(this, 0, true);
     }
 
     private void dispatch(final ShmDevice device, final int type, final int argument) {
@@ -219,6 +340,9 @@ final class ShmLink {
      */
     void closed() {
         close();
+        if (peerSocket != null) {
+            agent.forgetIdle(this);
+        }
         final ShmQueuePair local = queuePair;
         if (local != null) {
             local.onPeerFailure(this, 0, true);

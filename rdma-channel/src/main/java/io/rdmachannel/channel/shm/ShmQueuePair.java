@@ -1187,7 +1187,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
                 if (peer.matches(earlyGid, earlyQueuePairNumber) && peer.generation() == earlyGeneration) {
                     attachLinkLocked(earlyLink);
                 } else {
-                    earlyLink.close();
+                    earlyLink.release(this);
                 }
                 earlyLink = null;
                 earlyGid = null;
@@ -1204,7 +1204,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
     private void attachLinkLocked(final ShmLink attached) {
         link = attached;
         for (int i = 0; i < pendingWakeCount; i += 2) {
-            attached.send(pendingWakes[i], pendingWakes[i + 1]);
+            attached.send(this, pendingWakes[i], pendingWakes[i + 1]);
         }
         pendingWakeCount = 0;
     }
@@ -1212,11 +1212,12 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
     private void closeLink() {
         synchronized (linkLock) {
             if (link != null) {
-                link.close();
+                // the peer hears that this connection ended; the socket serves the next one between the two devices
+                link.release(this);
                 link = null;
             }
             if (earlyLink != null) {
-                earlyLink.close();
+                earlyLink.release(this);
                 earlyLink = null;
             }
             xrcLinks.values().forEach(ShmLink::close);
@@ -1372,7 +1373,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
         }
         synchronized (linkLock) {
             if (link != null) {
-                link.send(type, argument);
+                link.send(this, type, argument);
                 return;
             }
             for (int i = 0; i < pendingWakeCount; i += 2) {

@@ -317,6 +317,12 @@ final class ShmFixture implements AfterEachCallback, TestExecutionExceptionHandl
         return pair;
     }
 
+    /** One end on {@code device}, as {@link #pair(Config)} makes them, not connected. */
+    Side side(final String name, final RdmaDevice device, final Config config) throws IOException {
+        return side(name, device, config, config.regionAccessA, config.queuePairAccessA, config.initA,
+            config.connectA);
+    }
+
     private Side side(final String name, final RdmaDevice device, final Config config, final int regionAccess,
         final int queuePairAccess, final UnaryOperator<QueuePairInitAttributes> init,
         final UnaryOperator<QueuePairAttributes> connectAttributes) throws IOException {
