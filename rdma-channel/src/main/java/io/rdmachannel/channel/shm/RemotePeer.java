@@ -86,12 +86,13 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
             final String missing = "no queue pair " + number + " on shm device " + gidHex;
             block = node.pin(blockFileId(node.folder(), number, missing), missing);
             final MemorySegment segment = block.segment();
-            if (segment.byteSize() < QueuePairBlockDescriptor.HEADER_LENGTH
-                || segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET) == 0) {
+            final int magic = segment.byteSize() < QueuePairBlockDescriptor.HEADER_LENGTH ? 0
+                : segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET);
+            if (magic == 0) {
                 // a free pooled file: the name outlived its queue pair for the moment its device takes to remove it
                 throw new IOException(missing);
             }
-            if (segment.get(Atomics.INT, QueuePairBlockDescriptor.MAGIC_OFFSET) != QueuePairBlockDescriptor.MAGIC) {
+            if (magic != QueuePairBlockDescriptor.MAGIC) {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex + " has a malformed block");
             }
             final int identity = AccessGuard.identity(segment, QueuePairBlockDescriptor.GUARD_OFFSET);

@@ -49,9 +49,8 @@ final class ShmAgent implements AutoCloseable {
     private final ServerSocketChannel server;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Set<Retry> retrying = ConcurrentHashMap.newKeySet();
-    /** Links this device connected whose queue pairs let go of them, by peer socket, oldest first. */
+    /** Links this device connected whose queue pairs let go of them, by peer socket, oldest first; none empty. */
     private final Map<String, ArrayDeque<IdleLink>> idleLinks = new HashMap<>();
-    private int idleLinkCount;
     private final AtomicInteger socketsConnected = new AtomicInteger();
     // made once: a method reference written in the loop would be a new object on every wake-up
     private final Consumer<SelectionKey> selected = this::onSelected;
@@ -192,19 +191,27 @@ final class ShmAgent implements AutoCloseable {
         synchronized (idleLinks) {
             final ArrayDeque<IdleLink> links = idleLinks.computeIfAbsent(link.peerSocket(), key -> new ArrayDeque<>());
             links.addLast(new IdleLink(link, System.nanoTime()));
-            idleLinkCount++;
-            surplus = links.size() > MAX_IDLE_LINKS_PER_PEER ? removeFirst(links) : null;
+            surplus = links.size() > MAX_IDLE_LINKS_PER_PEER ? links.removeFirst().link() : null;
         }
         if (surplus != null) {
             surplus.close();
         }
+        // an agent waiting without a deadline must learn that a link will expire
+        nudge();
     }
 
     private ShmLink takeIdle(final String peerSocket) {
         synchronized (idleLinks) {
             final ArrayDeque<IdleLink> links = idleLinks.get(peerSocket);
+            if (links == null) {
+                return null;
+            }
             // the most recently used first: the one least likely to have been closed by an idle peer meanwhile
-            return links == null || links.isEmpty() ? null : removeLast(links);
+            final ShmLink link = links.removeLast().link();
+            if (links.isEmpty()) {
+                idleLinks.remove(peerSocket);
+            }
+            return link;
         }
     }
 
@@ -212,20 +219,10 @@ final class ShmAgent implements AutoCloseable {
     void forgetIdle(final ShmLink link) {
         synchronized (idleLinks) {
             final ArrayDeque<IdleLink> links = idleLinks.get(link.peerSocket());
-            if (links != null && links.removeIf(idle -> idle.link() == link)) {
-                idleLinkCount--;
+            if (links != null && links.removeIf(idle -> idle.link() == link) && links.isEmpty()) {
+                idleLinks.remove(link.peerSocket());
             }
         }
-    }
-
-    private ShmLink removeFirst(final ArrayDeque<IdleLink> links) {
-        idleLinkCount--;
-        return links.removeFirst().link();
-    }
-
-    private ShmLink removeLast(final ArrayDeque<IdleLink> links) {
-        idleLinkCount--;
-        return links.removeLast().link();
     }
 
     /** Close the links idle for longer than the pool's idle time (agent thread). */
@@ -234,7 +231,7 @@ final class ShmAgent implements AutoCloseable {
         synchronized (idleLinks) {
             for (final ArrayDeque<IdleLink> links : idleLinks.values()) {
                 while (!links.isEmpty() && now - links.peekFirst().sinceNanos() > idleLinkNanos) {
-                    expired.add(removeFirst(links));
+                    expired.add(links.removeFirst().link());
                 }
             }
             idleLinks.values().removeIf(ArrayDeque::isEmpty);
@@ -244,7 +241,7 @@ final class ShmAgent implements AutoCloseable {
 
     private boolean hasIdleLinks() {
         synchronized (idleLinks) {
-            return idleLinkCount > 0;
+            return !idleLinks.isEmpty();
         }
     }
 

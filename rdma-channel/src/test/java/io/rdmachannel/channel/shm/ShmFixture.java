@@ -347,6 +347,20 @@ final class ShmFixture implements AfterEachCallback, TestExecutionExceptionHandl
 
     // ----- waiting -----
 
+    /** Wait until {@code source} reports a wake-up; the tokens it reported then. */
+    static List<Long> awaitTokens(final String what, final ReadinessSource source) {
+        final List<Long> tokens = new ArrayList<>();
+        awaitCondition(what, () -> {
+            try {
+                source.await(1_000_000, tokens::add);
+            } catch (final IOException ex) {
+                throw new AssertionError(ex);
+            }
+            return !tokens.isEmpty();
+        });
+        return tokens;
+    }
+
     /** Wait until the condition holds, checking it repeatedly; fails after {@link #WAIT_NANOS}. */
     static void awaitCondition(final String what, final BooleanSupplier condition) {
         final long deadline = System.nanoTime() + WAIT_NANOS;

@@ -6,13 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.rdmachannel.channel.shm.ShmFixture.Config;
 import io.rdmachannel.channel.shm.ShmFixture.Side;
 import io.rdmachannel.channel.spi.QueuePairState;
-import io.rdmachannel.channel.spi.ReadinessSource;
 import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.WorkRequestOpcode;
 
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -90,19 +87,8 @@ class ShmLinkReuseTest {
         to.cq.requestNotification();
         from.postSend(WorkRequestOpcode.SEND, round, SendFlags.SIGNALED, 0, 16);
         assertEquals(SUCCESS, from.awaitOne().status());
-        awaitToken(to.source);
+        ShmFixture.awaitTokens("a wake-up of the receiver's readiness source", to.source);
         assertEquals(SUCCESS, to.awaitOne().status());
     }
 
-    private static void awaitToken(final ReadinessSource source) {
-        final List<Long> tokens = new ArrayList<>();
-        ShmFixture.awaitCondition("a wake-up of the receiver's readiness source", () -> {
-            try {
-                source.await(1_000_000, tokens::add);
-            } catch (final IOException ex) {
-                throw new AssertionError(ex);
-            }
-            return !tokens.isEmpty();
-        });
-    }
 }

@@ -342,16 +342,7 @@ class ShmXrcDataPathTest {
 
         initiator.send(WorkRequestOpcode.SEND, watched.srq.number(), "wake up");
         assertEquals(CompletionStatus.SUCCESS, initiator.awaitOne().status());
-        final List<Long> tokens = new ArrayList<>();
-        awaitCondition("the wake-up of the queue's readiness source", () -> {
-            try {
-                source.await(1_000_000, tokens::add);
-            } catch (final IOException ex) {
-                throw new AssertionError(ex);
-            }
-            return !tokens.isEmpty();
-        });
-        assertEquals(List.of(7L), tokens);
+        assertEquals(List.of(7L), ShmFixture.awaitTokens("the wake-up of the queue's readiness source", source));
         assertEquals(1, watched.await(1).size());
     }
 
@@ -480,11 +471,11 @@ class ShmXrcDataPathTest {
             receiver.cq.requestNotification();
             initiator.send(WorkRequestOpcode.SEND, receiver.srq.number(), "behind the dead");
             assertEquals(CompletionStatus.SUCCESS, initiator.awaitOne().status());
-            awaitToken(source);
+            ShmFixture.awaitTokens("a wake-up of the queue's readiness source", source);
             assertEquals(List.of(), receiver.await(0));
             // nothing else will come: the agent wakes the queue once the grace time passed
             receiver.cq.requestNotification();
-            awaitToken(source);
+            ShmFixture.awaitTokens("a wake-up of the queue's readiness source", source);
             final Completion completion = receiver.await(1).getFirst();
             assertEquals(15, completion.byteLength());
             assertEquals("behind the dead", receiver.text(completion.id(), 15));
@@ -502,15 +493,4 @@ class ShmXrcDataPathTest {
         }
     }
 
-    private static void awaitToken(final ReadinessSource source) {
-        final List<Long> tokens = new ArrayList<>();
-        awaitCondition("a wake-up of the queue's readiness source", () -> {
-            try {
-                source.await(1_000_000, tokens::add);
-            } catch (final IOException ex) {
-                throw new AssertionError(ex);
-            }
-            return !tokens.isEmpty();
-        });
-    }
 }
