@@ -473,6 +473,10 @@ final class ShmConnectionManager implements ConnectionManager {
                     channel.configureBlocking(false);
                     final Handshake handshake = new Handshake(this, null, null, null);
                     handshake.attach(channel, SelectionKey.OP_READ);
+                    handshake.checkCredentials();
+                    // a requester sends its request as soon as it is connected: often it is here already, and
+                    // reading it now saves a round of the selector (a wake-up of this thread)
+                    handshake.readEarly();
                 }
             } catch (final IOException ex) {
                 LOG.debug("accept on shm listener {} failed", localAddress, ex);
@@ -521,6 +525,8 @@ final class ShmConnectionManager implements ConnectionManager {
         /** Active side: whether the socket is connected, and what failed before the manager's thread took over. */
         private boolean socketConnected;
         private IOException startFailure;
+        /** Passive side: what {@link #checkCredentials} found wrong, or {@code null}. */
+        private String credentialProblem;
 
         Handshake(final ShmListener listener, final CmEndpoint endpoint, final SocketAddress source,
             final SocketAddress target) {
@@ -609,9 +615,22 @@ final class ShmConnectionManager implements ConnectionManager {
                     read();
                 }
             } catch (final IOException | RuntimeException ex) {
-                fail(listener == null && !socketConnected ? RejectReason.NO_LISTENER.exception()
-                    : new IOException("shm connection handshake failed: " + ex.getMessage(), ex), null);
+                failOn(ex);
             }
+        }
+
+        /** Passive side, just accepted: read what the requester sent already, if anything. */
+        void readEarly() {
+            try {
+                read();
+            } catch (final IOException | RuntimeException ex) {
+                failOn(ex);
+            }
+        }
+
+        private void failOn(final Exception ex) {
+            fail(listener == null && !socketConnected ? RejectReason.NO_LISTENER.exception()
+                : new IOException("shm connection handshake failed: " + ex.getMessage(), ex), null);
         }
 
         /** Active side: create the queue pair and send the request ({@link #send}, before or after {@link #attach}). */
@@ -741,14 +760,24 @@ final class ShmConnectionManager implements ConnectionManager {
         /**
          * What is wrong with who the requester says it is, or {@code null}: a shm requester is a process of this host
          * (its address must be one of this host's, which it claims in its request and nothing else proves), and of
-         * this user (its socket's peer credentials, which the kernel gives, must name the owner of the folder; the
-         * folder's mode keeps other users out, so this holds unless the folder was tampered with). A listener's
-         * policy then sees an address the requester may have chosen among this host's, never a foreign one.
+         * this user ({@link #checkCredentials}). A listener's policy then sees an address the requester may have
+         * chosen among this host's, never a foreign one.
          */
         private String identityProblem() {
             if (!isLocal(source)) {
                 return "the requester claims " + describe(source) + ", not an address of this host";
             }
+            return credentialProblem;
+        }
+
+        /**
+         * Passive side, when the socket is accepted: the requester must run as this user (its socket's peer
+         * credentials, which the kernel gives, must name the owner of the folder; the folder's mode keeps other users
+         * out, so this holds unless the folder was tampered with). Done before the request is read, while the
+         * requester is usually still writing it: the JDK looks the user's and group's names up on every call, which
+         * takes longer than the rest of the request's checks.
+         */
+        void checkCredentials() {
             try {
                 final UnixDomainPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED);
                 if (folderOwner == null) {
@@ -757,12 +786,12 @@ final class ShmConnectionManager implements ConnectionManager {
                 }
                 final UserPrincipal owner = folderOwner;
                 if (!peer.user().equals(owner)) {
-                    return "the requester runs as " + peer.user().getName() + ", not as " + owner.getName();
+                    credentialProblem = "the requester runs as " + peer.user().getName() + ", not as "
+                        + owner.getName();
                 }
             } catch (final IOException | UnsupportedOperationException ex) {
-                return "the requester's credentials cannot be read: " + ex.getMessage();
+                credentialProblem = "the requester's credentials cannot be read: " + ex.getMessage();
             }
-            return null;
         }
 
         /** Active side: the listener accepted. */
