@@ -13,4 +13,12 @@ interface InboundReceiver {
      * @return how many were handed over.
      */
     int pollReceives(ShmWorkCompletion completion, CompletionHandler handler, int limit);
+
+    /**
+     * Whether {@link #pollReceives} may find something, without the poll lock ({@link
+     * io.rdmachannel.channel.spi.CompletionQueue#mayHaveCompletions}); this default always answers {@code true}.
+     */
+    default boolean mayHaveReceives() {
+        return true;
+    }
 }

@@ -12,6 +12,7 @@ import io.rdmachannel.channel.spi.WordWaitSet;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
@@ -42,6 +43,18 @@ final class ShmCompletionQueue implements CompletionQueue {
     static final int WAITER_OFFSET = 8;
     static final int FILE_LENGTH = 64;
     private static final int ARMED_READINESS = ARMED_ANY | ARMED_SOLICITED;
+    private static final VarHandle RING_HEAD;
+    private static final VarHandle RING_TAIL;
+
+    static {
+        try {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            RING_HEAD = lookup.findVarHandle(ShmCompletionQueue.class, "ringHead", long.class);
+            RING_TAIL = lookup.findVarHandle(ShmCompletionQueue.class, "ringTail", long.class);
+        } catch (final ReflectiveOperationException ex) {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
 
     private final ShmDevice device;
     private final int id;
@@ -60,6 +73,11 @@ final class ShmCompletionQueue implements CompletionQueue {
     private final byte[] ringStatuses;
     private final byte[] ringOpcodes;
     private final ShmQueuePair[] ringQueuePairs;
+    /**
+     * The local ring's positions: the poller (under {@code pollLock}) takes entries without {@code ringLock}, which
+     * only producers take among themselves; an entry is published by the release store of the tail and handed back
+     * by the release store of the head, each read with acquire on the other side.
+     */
     private long ringHead;
     private long ringTail;
     private volatile InboundReceiver[] receivers = new InboundReceiver[0];
@@ -135,31 +153,47 @@ final class ShmCompletionQueue implements CompletionQueue {
         }
     }
 
-    private boolean takeLocal() {
-        final ShmQueuePair queuePair;
-        final long sequence;
-        ringLock.lock();
-        try {
-            if (ringHead == ringTail) {
-                return false;
-            }
-            final int index = (int) (ringHead % capacity);
-            final ShmWorkCompletion c = completion;
-            c.workRequestId = ringWorkRequestIds[index];
-            c.status = CompletionStatus.fromCode(ringStatuses[index]);
-            c.opcode = CompletionOpcode.fromCode(ringOpcodes[index] & 0xFF);
-            c.byteLength = ringByteLengths[index];
-            c.hasImmediate = false;
-            c.immediate = 0;
-            c.vendorError = 0;
-            queuePair = ringQueuePairs[index];
-            sequence = ringSequences[index];
-            ringQueuePairs[index] = null;
-            c.queuePairNumber = queuePair.number();
-            ringHead++;
-        } finally {
-            ringLock.unlock();
+    /**
+     * Lock-free: the local ring's positions, then each attached queue pair's next inbound entry. A queue pair closed
+     * meanwhile (its mapping gone) answers {@code true}: the poll that follows sorts it out.
+     */
+    @Override
+    public boolean mayHaveCompletions() {
+        if (closed || overrun || (long) RING_TAIL.getAcquire(this) != (long) RING_HEAD.getOpaque(this)) {
+            return true;
         }
+        try {
+            for (final InboundReceiver receiver : receivers) {
+                if (receiver.mayHaveReceives()) {
+                    return true;
+                }
+            }
+        } catch (final IllegalStateException unmapped) {
+            return true;
+        }
+        return false;
+    }
+
+    /** Under {@code pollLock}: take the oldest send completion, if any, without a lock of the producers'. */
+    private boolean takeLocal() {
+        final long head = ringHead;
+        if ((long) RING_TAIL.getAcquire(this) == head) {
+            return false;
+        }
+        final int index = (int) (head % capacity);
+        final ShmWorkCompletion c = completion;
+        c.workRequestId = ringWorkRequestIds[index];
+        c.status = CompletionStatus.fromCode(ringStatuses[index]);
+        c.opcode = CompletionOpcode.fromCode(ringOpcodes[index] & 0xFF);
+        c.byteLength = ringByteLengths[index];
+        c.hasImmediate = false;
+        c.immediate = 0;
+        c.vendorError = 0;
+        final ShmQueuePair queuePair = ringQueuePairs[index];
+        final long sequence = ringSequences[index];
+        ringQueuePairs[index] = null;
+        c.queuePairNumber = queuePair.number();
+        RING_HEAD.setRelease(this, head + 1);
         queuePair.retireSend(sequence);
         return true;
     }
@@ -171,18 +205,19 @@ final class ShmCompletionQueue implements CompletionQueue {
         final CompletionStatus status, final CompletionOpcode opcode, final int byteLength) {
         ringLock.lock();
         try {
-            if (ringTail - ringHead == capacity) {
+            final long tail = ringTail;
+            if (tail - (long) RING_HEAD.getAcquire(this) == capacity) {
                 overrun = true;
                 return;
             }
-            final int index = (int) (ringTail % capacity);
+            final int index = (int) (tail % capacity);
             ringWorkRequestIds[index] = workRequestId;
             ringSequences[index] = sequence;
             ringByteLengths[index] = byteLength;
             ringStatuses[index] = (byte) status.code();
             ringOpcodes[index] = (byte) opcode.code();
             ringQueuePairs[index] = queuePair;
-            ringTail++;
+            RING_TAIL.setRelease(this, tail + 1);
         } finally {
             ringLock.unlock();
         }

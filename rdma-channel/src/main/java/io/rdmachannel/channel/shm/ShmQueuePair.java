@@ -1457,6 +1457,24 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
         return count;
     }
 
+    /**
+     * Without the poll lock: whether the peer published the next inbound completion, or this side has receives to
+     * flush or (with a shared receive queue) its ERROR to report. Fields the poller owns are read racily: a stale
+     * value only makes the answer a moment late or the poll that follows find nothing.
+     */
+    @Override
+    public boolean mayHaveReceives() {
+        if (flushCursor != NO_POSITION || closedHead != NO_POSITION) {
+            return true;
+        }
+        if (sharedReceiveQueue != null && !lastReceiveReported && sharedState() == QueuePairState.ERROR.code()) {
+            return true;
+        }
+        final long head = inboundHead;
+        final long entry = inboundBase + InboundCompletionDescriptor.entryOffset(inboundCapacity, head);
+        return Atomics.getLongAcquire(blockSegment, entry + InboundCompletionDescriptor.SEQUENCE_OFFSET) == head + 1;
+    }
+
     private int drainInbound(final ShmWorkCompletion completion, final CompletionHandler handler, final int limit) {
         int count = 0;
         while (count < limit) {

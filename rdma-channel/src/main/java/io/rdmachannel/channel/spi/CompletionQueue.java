@@ -23,6 +23,18 @@ public interface CompletionQueue extends AutoCloseable {
     void requestNotification();
 
     /**
+     * A hint for a thread that spins on this queue: whether a {@link #poll} now may find a completion, answered
+     * without a lock and at a fraction of a poll's cost. {@code false} means that no completion was published since
+     * the last poll; what a queue pair's failure produces (its flushed receives) may escape the hint for a while, so a
+     * caller that spins on it still polls now and then. This default always answers {@code true}.
+     *
+     * @return false only if a poll now would find nothing.
+     */
+    default boolean mayHaveCompletions() {
+        return true;
+    }
+
+    /**
      * Arm the queue for solicited completions only: receives of requests sent with {@link SendFlags#SOLICITED},
      * and errors.
      *

@@ -534,6 +534,16 @@ final class ReceivePath {
     // ----- readiness, first message, shutdown -----
 
     /**
+     * Without the lock: whether {@link #readiness} may have something new to report, by the receive completion
+     * queue's hint ({@link CompletionQueue#mayHaveCompletions}); what other threads change (a shutdown, a failure) is
+     * not covered, so a spinning reader still asks {@link #readiness} now and then.
+     */
+    boolean mayHaveNews() {
+        final CompletionQueue queue = completionQueue;
+        return queue == null || queue.mayHaveCompletions();
+    }
+
+    /**
      * Poll and report {@link StreamReadiness#READ} when a read would not return 0.
      */
     int readiness() {

@@ -62,6 +62,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 final class RsocketConnection implements StreamConnection, CmEndpoint {
     static final long CLOSE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
     static final long CLOSE_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+    /** A spinning reader makes a full check (lock, poll) at least every this many spins (a power of two). */
+    static final int FULL_CHECK_SPINS = 64;
+    private static final int FULL_CHECK_MASK = FULL_CHECK_SPINS - 1;
+    /** A spinning thread reads the clock every this many spins (a power of two): a spin costs less than the read. */
+    private static final int CLOCK_MASK = 8 - 1;
     static final long FIRST_MESSAGE_LOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final RsocketTransport transport;
@@ -481,19 +486,30 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     public int spin(final long nanos, final int interest) {
         final long deadline = System.nanoTime() + nanos;
         final boolean writer = (interest & StreamReadiness.WRITE) != 0;
-        int ops;
+        int ops = 0;
+        int spins = 0;
+        boolean fresh;
         do {
-            ops = writer ? readyOps() : readableOps();
-            if ((ops & interest) != 0) {
-                if (writer) {
-                    writeSpinsCaught++;
-                } else {
-                    readSpinsCaught++;
+            // a reader asks the receive queue's lock-free hint between full checks (which take the receive lock and
+            // poll), and makes a full one every FULL_CHECK_SPINS spins for what the hint does not cover
+            fresh = writer || (spins & FULL_CHECK_MASK) == 0 || receive.mayHaveNews();
+            if (fresh) {
+                ops = writer ? readyOps() : readableOps();
+                if ((ops & interest) != 0) {
+                    if (writer) {
+                        writeSpinsCaught++;
+                    } else {
+                        readSpinsCaught++;
+                    }
+                    break;
                 }
-                break;
             }
             Thread.onSpinWait();
-        } while (System.nanoTime() - deadline < 0);
+            spins++;
+        } while ((spins & CLOCK_MASK) != 0 || System.nanoTime() - deadline < 0);
+        if (!fresh) {
+            ops = readableOps();
+        }
         if (!writer && state.phase == ConnectionState.PHASE_ESTABLISHED) {
             ops |= send.readiness();
         }
