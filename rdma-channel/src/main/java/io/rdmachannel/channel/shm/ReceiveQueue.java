@@ -13,6 +13,7 @@ import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.SLOT_WR_ID_OFFSE
 import static io.rdmachannel.channel.shm.ReceiveQueueDescriptor.TAIL_OFFSET;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
@@ -34,6 +35,15 @@ final class ReceiveQueue {
     static final int TAKEN = -1;
     /** How long the owner of a shared queue waits for a claimed ring entry to be read before reusing it anyway. */
     static final long TAKE_WAIT_NANOS = 100_000_000;
+    private static final VarHandle KNOWN_TAIL;
+
+    static {
+        try {
+            KNOWN_TAIL = MethodHandles.lookup().findVarHandle(ReceiveQueue.class, "knownTail", long.class);
+        } catch (final ReflectiveOperationException ex) {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
     /** A slot's length in the owner's record while it holds no posted receive. */
     private static final long FREE = -1;
 
@@ -49,6 +59,13 @@ final class ReceiveQueue {
     private final int[] freeSlots;
     private int freeCount;
     private long tail;
+    /**
+     * A sender's view: the owner's tail as last read (acquire and release through {@link #KNOWN_TAIL}: several
+     * threads of a process may claim), read again only when the head reaches it, so that the line the owner writes
+     * on every post is not pulled over on every message. It only lags the tail, which never goes back: every
+     * position below it was posted.
+     */
+    private long knownTail;
     // The owner's own record of what it posted, in process memory no peer can write: what a peer publishes about a
     // receive (its slot, its id, the ring order) is checked against it, never taken on trust.
     private final long[] postedIds;
@@ -364,8 +381,12 @@ final class ReceiveQueue {
             if ((head & CLOSED_BIT) != 0 || head < 0) {
                 return CLOSED;
             }
-            if (head >= Atomics.getLongAcquire(segment, base + TAIL_OFFSET)) {
-                return EMPTY;
+            if (head >= (long) KNOWN_TAIL.getAcquire(this)) {
+                final long published = Atomics.getLongAcquire(segment, base + TAIL_OFFSET);
+                if (head >= published) {
+                    return EMPTY;
+                }
+                KNOWN_TAIL.setRelease(this, published);
             }
             if (Atomics.compareAndSetLong(segment, base + HEAD_OFFSET, head, head + 1)) {
                 return head;

@@ -44,6 +44,11 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
     private final long inboundBase;
     private final int inboundCapacity;
     private long inboundTail;
+    /**
+     * The peer's inbound head as last read: read again only when the ring looks full by it, so that the line the
+     * peer writes on every poll is not pulled over here on every message (it only lags: the ring is never overrun).
+     */
+    private long knownInboundHead;
 
     private RemotePeer(final ShmDevice device, final byte[] gid, final int queuePairNumber, final int identity,
         final PeerNode node, final PeerNode.CachedFile block, final PeerNode.CachedFile sharedReceiveQueueFile,
@@ -69,6 +74,8 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
         this.inboundCapacity = inboundCapacity;
         this.inboundTail = Atomics.getLongVolatile(blockSegment,
             inboundBase + InboundCompletionDescriptor.TAIL_OFFSET);
+        this.knownInboundHead = Atomics.getLongVolatile(blockSegment,
+            inboundBase + InboundCompletionDescriptor.HEAD_OFFSET);
     }
 
     /**
@@ -373,9 +380,11 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
     public boolean publish(final long workRequestId, final int slot, final CompletionStatus status,
         final CompletionOpcode opcode, final int byteLength, final int flags, final int immediate) {
         final MemorySegment segment = blockSegment;
-        final long head = Atomics.getLongVolatile(segment, inboundBase + InboundCompletionDescriptor.HEAD_OFFSET);
-        if (inboundTail - head >= inboundCapacity) {
-            return false;
+        if (inboundTail - knownInboundHead >= inboundCapacity) {
+            knownInboundHead = Atomics.getLongVolatile(segment, inboundBase + InboundCompletionDescriptor.HEAD_OFFSET);
+            if (inboundTail - knownInboundHead >= inboundCapacity) {
+                return false;
+            }
         }
         final long entry = inboundBase + InboundCompletionDescriptor.entryOffset(inboundCapacity, inboundTail);
         InboundCompletionDescriptor.write(segment, entry, workRequestId, slot, status, opcode, byteLength, flags,
