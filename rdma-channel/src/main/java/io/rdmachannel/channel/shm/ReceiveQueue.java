@@ -107,9 +107,12 @@ final class ReceiveQueue {
 
     /**
      * A peer's view of a region formatted by its owner; null if the header does not fit the region.
+     *
+     * @param shared whether the queue is a shared one, whose owner waits for each claimed entry to be marked
+     *     {@link #TAKEN} before it publishes there again ({@link #takeSlot}); a queue pair's own queue is not.
      */
     static ReceiveQueue peerView(final MemorySegment segment, final long base, final int maxCapacity,
-        final int maxSgeLimit) {
+        final int maxSgeLimit, final boolean shared) {
         if (base < 0 || base + ReceiveQueueDescriptor.HEADER_LENGTH > segment.byteSize()) {
             return null;
         }
@@ -119,7 +122,7 @@ final class ReceiveQueue {
             || base + ReceiveQueueDescriptor.regionLength(capacity, maxSge) > segment.byteSize()) {
             return null;
         }
-        return new ReceiveQueue(segment, "a peer's receive queue", base, capacity, maxSge, false, false);
+        return new ReceiveQueue(segment, "a peer's receive queue", base, capacity, maxSge, false, shared);
     }
 
     static long regionLength(final int capacity, final int maxSge) {
@@ -325,8 +328,9 @@ final class ReceiveQueue {
     // ----- both sides -----
 
     /**
-     * The sender's read of the slot published at the ring position it claimed, right after the claim: the entry is
-     * marked {@link #TAKEN}, so the owner may publish there again.
+     * The sender's read of the slot published at the ring position it claimed, right after the claim: on a shared
+     * queue the entry is marked {@link #TAKEN}, so the owner may publish there again (the owner of a queue pair's own
+     * queue, with one sender, needs no mark: the claim was the sender's last access to that entry this round).
      *
      * @return the slot, or -1 if the stored index is out of range.
      */
@@ -336,7 +340,9 @@ final class ReceiveQueue {
         if (slot < 0 || slot >= capacity) {
             return -1;
         }
-        Atomics.compareAndSetInt(segment, ring, slot, TAKEN);
+        if (shared) {
+            Atomics.compareAndSetInt(segment, ring, slot, TAKEN);
+        }
         return slot;
     }
 

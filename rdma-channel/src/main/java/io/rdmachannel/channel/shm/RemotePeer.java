@@ -135,10 +135,10 @@ final class RemotePeer implements ReceivingPeer, AutoCloseable {
                 srqFile = node.pin(srqFileId, "shared receive queue " + srqId + " of queue pair " + number
                     + " is gone");
                 receiveQueue = ReceiveQueue.peerView(srqFile.segment(), 0,
-                    device.attributes().maxSharedReceiveQueueWorkRequests(), maxSge);
+                    device.attributes().maxSharedReceiveQueueWorkRequests(), maxSge, true);
             } else {
                 receiveQueue = ReceiveQueue.peerView(segment, QueuePairBlockDescriptor.receiveQueueOffset(), limit,
-                    maxSge);
+                    maxSge, false);
             }
             if (receiveQueue == null) {
                 throw new IOException("queue pair " + number + " on shm device " + gidHex

@@ -105,7 +105,7 @@ final class XrcReceivePeer implements ReceivingPeer, AutoCloseable {
             rqFile = node.pin(segment.get(Atomics.INT, XrcSharedReceiveQueueBlockDescriptor.RQ_FILE_OFFSET),
                 missing);
             final ReceiveQueue receiveQueue = ReceiveQueue.peerView(rqFile.segment(), 0, limit,
-                device.attributes().maxSge());
+                device.attributes().maxSge(), true);
             if (receiveQueue == null) {
                 throw new IOException("XRC shared receive queue " + number + " on shm device " + gidHex
                     + " has a malformed receive queue");

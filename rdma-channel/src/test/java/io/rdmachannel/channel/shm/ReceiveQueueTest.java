@@ -20,7 +20,7 @@ class ReceiveQueueTest {
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(CAPACITY, 1), 64);
             ReceiveQueue.format(segment, "the owner's queue", 0, CAPACITY, 1, false);
-            final ReceiveQueue peer = ReceiveQueue.peerView(segment, 0, CAPACITY, 1);
+            final ReceiveQueue peer = ReceiveQueue.peerView(segment, 0, CAPACITY, 1, false);
             assertNotNull(peer);
             assertEquals(ReceiveQueue.EMPTY, peer.claim());
             // a head below a tail, but negative: as a ring position it would index far before the ring
@@ -36,7 +36,7 @@ class ReceiveQueueTest {
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(2, 1), 64);
             final ReceiveQueue owner = ReceiveQueue.format(segment, "a shared queue", 0, 2, 1, true);
-            final ReceiveQueue sender = ReceiveQueue.peerView(segment, 0, 2, 1);
+            final ReceiveQueue sender = ReceiveQueue.peerView(segment, 0, 2, 1, true);
             assertNotNull(sender);
             final ShmReceiveWorkRequest request = new ShmReceiveWorkRequest(this, 1);
             owner.post((ShmReceiveWorkRequest) request.reset().id(10));
@@ -51,6 +51,42 @@ class ReceiveQueueTest {
             owner.post((ShmReceiveWorkRequest) request.reset().id(12));
             assertTrue(System.nanoTime() - start >= ReceiveQueue.TAKE_WAIT_NANOS,
                 "the owner did not wait for the unread entry");
+        }
+    }
+
+    /**
+     * A sender reads the owner's tail only when its claims reach the tail it read last, and then sees what was posted
+     * since; on a queue pair's own queue (one sender) the entry it took is not marked, on a shared one it is.
+     */
+    @Test
+    void shouldClaimWhatWasPostedSinceTheSendersLastLook() {
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(4, 1), 64);
+            final ReceiveQueue owner = ReceiveQueue.format(segment, "a queue pair's queue", 0, 4, 1, false);
+            final ReceiveQueue sender = ReceiveQueue.peerView(segment, 0, 4, 1, false);
+            assertNotNull(sender);
+            final ShmReceiveWorkRequest request = new ShmReceiveWorkRequest(this, 1);
+            owner.post((ShmReceiveWorkRequest) request.reset().id(10));
+            owner.post((ShmReceiveWorkRequest) request.reset().id(11));
+            assertEquals(0, sender.claim());
+            final int first = sender.takeSlot(0);
+            assertEquals(first, segment.get(ValueLayout.JAVA_INT, ReceiveQueueDescriptor.ringOffset(0)),
+                "the entry of a queue with one sender is left as it was");
+            assertEquals(1, sender.claim());
+            assertEquals(ReceiveQueue.EMPTY, sender.claim());
+            owner.post((ShmReceiveWorkRequest) request.reset().id(12));
+            assertEquals(2, sender.claim(), "a receive posted after the sender's last look");
+            assertEquals(ReceiveQueue.EMPTY, sender.claim());
+
+            final MemorySegment sharedSegment = arena.allocate(ReceiveQueue.regionLength(4, 1), 64);
+            final ReceiveQueue sharedOwner = ReceiveQueue.format(sharedSegment, "a shared queue", 0, 4, 1, true);
+            final ReceiveQueue sharedSender = ReceiveQueue.peerView(sharedSegment, 0, 4, 1, true);
+            assertNotNull(sharedSender);
+            sharedOwner.post((ShmReceiveWorkRequest) request.reset().id(20));
+            assertEquals(0, sharedSender.claim());
+            sharedSender.takeSlot(0);
+            assertEquals(ReceiveQueue.TAKEN, sharedSegment.get(ValueLayout.JAVA_INT,
+                ReceiveQueueDescriptor.ringOffset(0)), "the entry of a shared queue is marked taken");
         }
     }
 }
