@@ -175,7 +175,7 @@ final class ConnectionResources {
         return new QueuePairInitAttributes().sharedReceiveQueue(sharedPool == null ? null : sharedPool.queue())
             .sendCompletionQueue(sendCompletionQueue).receiveCompletionQueue(receiveCompletionQueue)
             .maxSendWorkRequests(sendQueueSize).maxReceiveWorkRequests(receiveDepth())
-            .maxSendSge(2).maxReceiveSge(1).maxInlineData(inlineSize).signalAll(true);
+            .maxSendSge(2).maxReceiveSge(1).maxInlineData(inlineSize).signalAll(false);
     }
 
     /**

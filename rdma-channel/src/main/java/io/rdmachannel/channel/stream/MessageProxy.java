@@ -16,8 +16,15 @@ import org.agrona.concurrent.UnsafeBuffer;
  * peer sees the message only after the payload was placed. Used by {@link SendPath} under the send lock; the slot
  * accounting is the caller's.
  *
- * <p>A send's work-request id says what its completion frees: the kind in the high 32 bits ({@code KIND_*}), in the
+ * <p>A send's work-request id says what its completion frees: the kind in bits 32 to 47 ({@code KIND_*}), in the
  * low 32 bits the ring bytes of a copied DATA message, or the control code of a control message.
+ *
+ * <p>Outside message mode a DATA message may be posted unsignalled (the caller leaves {@link SendFlags#SIGNALED}
+ * out), as rsockets' peers do with most of theirs: it completes nothing on success, and RC completes requests in
+ * order, so the next signalled request's completion says it completed too. That request's id then carries
+ * {@link #COVER}, and {@link #takeCover()} gives what the unsignalled ones since the previous cover hold (slots and
+ * ring bytes); an unsignalled request's id carries {@link #UNSIGNALED}, so that a completion it makes after all (a
+ * flush when the queue pair failed) frees nothing twice.
  */
 final class MessageProxy {
     static final int KIND_DATA = 1;
@@ -26,6 +33,12 @@ final class MessageProxy {
     static final int KIND_DATA_ZERO_COPY = 4;
     /** The low word of a control id for SGL messages (credits, regions), which are no control code. */
     static final int SGL_CONTROL = 0xFFFF;
+    /** The kind of an id: {@code (int) (id >>> 32) & KIND_MASK}. */
+    static final int KIND_MASK = 0xFFFF;
+    /** An id bit: this signalled request's completion also covers the unsignalled ones posted before it. */
+    static final long COVER = 1L << 62;
+    /** An id bit: the request was posted unsignalled (its slot and bytes come back with the next cover). */
+    static final long UNSIGNALED = 1L << 61;
 
     private final QueuePair queuePair;
     private final SendWorkRequest send;
@@ -43,6 +56,13 @@ final class MessageProxy {
     private final int half;
     private PeerConnectionData peer;
     private int regionsPosted;
+    // unsignalled DATA messages not yet covered, and the covers posted and not yet completed (a ring: at most one per
+    // signalled request outstanding)
+    private int uncoveredSlots;
+    private int uncoveredBytes;
+    private final long[] covers;
+    private long coversPosted;
+    private long coversTaken;
 
     MessageProxy(final ConnectionResources resources) {
         this.queuePair = resources.queuePair;
@@ -62,6 +82,7 @@ final class MessageProxy {
         this.ringAddress = resources.receiveRegion.address();
         this.ringKey = resources.receiveRegion.remoteKey();
         this.half = resources.receiveBufferSize / 2;
+        this.covers = messageMode ? null : new long[resources.sendQueueSize + 1];
     }
 
     /**
@@ -88,6 +109,7 @@ final class MessageProxy {
      */
     int post(final int message, final long sendId) {
         if (!messageMode) {
+            account();
             queuePair.postSend(send.opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).immediate(message));
             return 1;
         }
@@ -144,7 +166,43 @@ final class MessageProxy {
     void postKeepAlive() {
         send.reset().id((long) KIND_CONTROL << 32 | ImmediateData.CTRL_KEEPALIVE)
             .opcode(WorkRequestOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED).remote(0, 0);
+        if (!messageMode) {
+            account();
+        }
         queuePair.postSend(send);
+    }
+
+    /**
+     * Before a post outside message mode: an unsignalled request adds its slot and ring bytes to what the next cover
+     * returns; a signalled one becomes that cover if there is anything to cover. A post that then fails (the queue
+     * pair closed) leaves the account as if it had been made: the connection fails with it.
+     */
+    private void account() {
+        final long id = send.id();
+        if ((send.flags() & SendFlags.SIGNALED) == 0) {
+            uncoveredSlots++;
+            if ((int) (id >>> 32) == KIND_DATA) {
+                uncoveredBytes += (int) id;
+            }
+            send.id(id | UNSIGNALED);
+        } else if (uncoveredSlots > 0) {
+            covers[(int) (coversPosted++ % covers.length)] = (long) uncoveredSlots << 32 | uncoveredBytes;
+            uncoveredSlots = 0;
+            uncoveredBytes = 0;
+            send.id(id | COVER);
+        }
+    }
+
+    /**
+     * The completion of a request with {@link #COVER} was polled (they complete in the order they were posted).
+     *
+     * @return the slots (high 32 bits) and ring bytes (low 32 bits) of the unsignalled requests it covers.
+     */
+    long takeCover() {
+        if (coversTaken == coversPosted) {
+            return 0;
+        }
+        return covers[(int) (coversTaken++ % covers.length)];
     }
 
     /**

@@ -50,6 +50,7 @@ final class SendPath {
     private final int maxTransfer;
     private final int startTransfer;
     private final int sendLowWater;
+    private final boolean unsignaledSends;
     /**
      * How long a write waits for the sends it posted from the caller's buffer: they complete once the peer's
      * adapter has the bytes, which a live peer's transport retries bound well within this; a peer that granted
@@ -71,6 +72,8 @@ final class SendPath {
     private int inlineSize;
     private MemoryRegion processMemory;
     private int slotsPerMessage = 1;
+    /** Whether every DATA message is signalled: in message mode, or with unsignalled sends turned off. */
+    private boolean signalAll = true;
     private boolean synchronousTransfer;
     private UnsafeBuffer targetSgl;
     private PeerConnectionData peer;
@@ -88,6 +91,8 @@ final class SendPath {
     // statistics: plain fields under the lock, read by statistics() with the lock held
     private long bytesSent;
     private long messagesSent;
+    /** Send completions polled, for diagnostics. */
+    private long sendCompletions;
     private long creditStalls;
     private long bufferStalls;
     private long completionErrors;
@@ -106,6 +111,7 @@ final class SendPath {
         this.maxTransfer = configuration.maxTransferLength();
         this.startTransfer = configuration.transferStartLength();
         this.sendLowWater = configuration.sendLowWaterMark();
+        this.unsignaledSends = configuration.unsignaledSends();
         this.sourceReleaseTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(configuration.sendCompletionTimeoutMillis());
         this.stallEventNanos = TimeUnit.MILLISECONDS.toNanos(configuration.stallEventMillis());
         this.targets = new TargetRegions(configuration.targetSglEntries(),
@@ -127,6 +133,7 @@ final class SendPath {
         inlineSize = resources.inlineSize;
         processMemory = context.processMemory();
         slotsPerMessage = resources.slotsPerMessage();
+        signalAll = resources.messageMode || !unsignaledSends;
         synchronousTransfer = resources.synchronousTransfer;
         targetSgl = new UnsafeBuffer(resources.targetRegion.segment().asByteBuffer());
         control.attach(proxy, slotsPerMessage);
@@ -242,21 +249,31 @@ final class SendPath {
 
     private void onCompletion(final WorkCompletion completion) {
         lastStatus = completion.status();
+        sendCompletions++;
         final long id = completion.workRequestId();
+        if ((id & MessageProxy.COVER) != 0) {
+            // the unsignalled DATA messages posted before this request completed with it
+            final long covered = proxy.takeCover();
+            sendSlots += (int) (covered >>> 32);
+            sendBufferFree += (int) covered;
+        }
         final int value = (int) id;
-        switch ((int) (id >>> 32)) {
-            case MessageProxy.KIND_DATA -> {
-                sendSlots++;
-                sendBufferFree += value;
-            }
-            case MessageProxy.KIND_DATA_INLINE -> sendSlots++;
-            case MessageProxy.KIND_DATA_ZERO_COPY -> {
-                sendSlots++;
-                zeroCopyPending--;
-            }
-            case MessageProxy.KIND_CONTROL -> control.onCompleted(value);
-            default -> {
-                // a completion we never asked for
+        if ((id & MessageProxy.UNSIGNALED) == 0) {
+            // an unsignalled request completes only when flushed: what it holds comes back with its cover
+            switch ((int) (id >>> 32) & MessageProxy.KIND_MASK) {
+                case MessageProxy.KIND_DATA -> {
+                    sendSlots++;
+                    sendBufferFree += value;
+                }
+                case MessageProxy.KIND_DATA_INLINE -> sendSlots++;
+                case MessageProxy.KIND_DATA_ZERO_COPY -> {
+                    sendSlots++;
+                    zeroCopyPending--;
+                }
+                case MessageProxy.KIND_CONTROL -> control.onCompleted(value);
+                default -> {
+                    // a completion we never asked for
+                }
             }
         }
         if (completion.status() != CompletionStatus.SUCCESS) {
@@ -562,8 +579,23 @@ final class SendPath {
      * payload's entries.
      */
     private SendWorkRequest dataRequest(final int kind, final int length, final int flags) {
-        return proxy.request().id((long) kind << 32 | length).flags(SendFlags.SIGNALED | flags)
+        return proxy.request().id((long) kind << 32 | length).flags(signal(kind, length) | flags)
             .remote(targets.address(), targets.key());
+    }
+
+    /**
+     * Whether a DATA message is signalled: always in message mode and from the caller's buffer (the write waits for
+     * those); otherwise only once it leaves the slots or the ring below the half at which a writer reaps, so that
+     * whenever a writer reaps, or runs short and waits, the last message it posted is signalled and its completion
+     * brings back what the unsignalled ones before it hold ({@link MessageProxy#takeCover()}).
+     */
+    private int signal(final int kind, final int length) {
+        if (signalAll || kind == MessageProxy.KIND_DATA_ZERO_COPY
+            || sendSlots - slotsPerMessage < pollSlotsBelow
+            || sendBufferFree - (kind == MessageProxy.KIND_DATA ? length : 0) < sendBufferSize / 2) {
+            return SendFlags.SIGNALED;
+        }
+        return 0;
     }
 
     /**
@@ -793,7 +825,8 @@ final class SendPath {
      */
     void describe(final StringBuilder out) {
         out.append("sendSequence=").append(sendSequence).append(", sendLimit=").append(sendLimit)
-            .append(", sendSlots=").append(sendSlots).append(", sendBufferFree=").append(sendBufferFree)
+            .append(", sendSlots=").append(sendSlots).append(", sendCompletions=").append(sendCompletions)
+            .append(", sendBufferFree=").append(sendBufferFree)
             .append(", zeroCopyBytes=").append(zeroCopyBytes).append(", directBytes=").append(directBytes)
             .append(", ");
         targets.describe(out);

@@ -86,6 +86,13 @@ public final class StreamConfiguration {
     /** Default for {@link #SEND_LOW_WATER_MARK_PROP_NAME}. */
     public static final int SEND_LOW_WATER_MARK_DEFAULT = 2048;
 
+    /**
+     * Whether DATA messages may be posted unsignalled (outside message mode and sends from the caller's buffer):
+     * only the one that leaves the send slots or the ring below half is signalled, and its completion brings back
+     * what the others held. Fewer completions to produce and poll per message.
+     */
+    public static final String UNSIGNALED_SENDS_PROP_NAME = "rdmachannel.stream.unsignaledSends";
+
     /** Busy-poll time before blocking on the completion channel, in microseconds ({@code polling_time}). */
     public static final String POLLING_TIME_PROP_NAME = "rdmachannel.stream.pollingTimeMicros";
     /** Default for {@link #POLLING_TIME_PROP_NAME}. */
@@ -201,6 +208,7 @@ public final class StreamConfiguration {
     private final int maxTransferLength;
     private final int transferStartLength;
     private final int sendLowWaterMark;
+    private final boolean unsignaledSends;
     private final int pollingTimeMicros;
     private final int keepAliveSeconds;
     private final int sendCompletionTimeoutMillis;
@@ -238,6 +246,7 @@ public final class StreamConfiguration {
             1, ImmediateData.MAX_OPERAND);
         sendLowWaterMark = intProperty(properties, SEND_LOW_WATER_MARK_PROP_NAME, SEND_LOW_WATER_MARK_DEFAULT,
             1, MAX_BUFFER_LENGTH / 2);
+        unsignaledSends = booleanProperty(properties, UNSIGNALED_SENDS_PROP_NAME, true);
         pollingTimeMicros = intProperty(properties, POLLING_TIME_PROP_NAME, POLLING_TIME_DEFAULT, 0, 1_000_000);
         keepAliveSeconds = intProperty(properties, KEEP_ALIVE_TIME_PROP_NAME, KEEP_ALIVE_TIME_DEFAULT, 1,
             Integer.MAX_VALUE);
@@ -436,6 +445,15 @@ public final class StreamConfiguration {
      */
     public int sendLowWaterMark() {
         return sendLowWaterMark;
+    }
+
+    /**
+     * Whether DATA messages may be posted unsignalled ({@link #UNSIGNALED_SENDS_PROP_NAME}).
+     *
+     * @return true by default.
+     */
+    public boolean unsignaledSends() {
+        return unsignaledSends;
     }
 
     /**

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SendBatchingTest {
     private static final Pattern SEND_SLOTS = Pattern.compile("sendSlots=(\\d+)");
+    private static final Pattern SEND_COMPLETIONS = Pattern.compile("sendCompletions=(\\d+)");
     private static final int MESSAGE = 64;
 
     @RegisterExtension
@@ -49,6 +50,36 @@ class SendBatchingTest {
         for (int i = 0; i < 5 * slots; i++) {
             write(written++);
         }
+        assertReceived(written);
+    }
+
+    /**
+     * Outside message mode, DATA messages that leave the slots above the half are posted unsignalled: the one that
+     * crosses it is signalled, and its one completion, polled by the next write, brings back every slot.
+     */
+    @Test
+    void shouldSignalOnlyTheMessageThatCrossesTheHalf() throws IOException {
+        pair.connect(new StreamOptions().sendQueueSize(40));
+        final int slots = sendSlots();
+        final int half = slots / 2;
+        int written = 0;
+        for (int i = 0; i <= half + 1; i++) {
+            write(written++);
+        }
+        assertEquals(slots - 1, sendSlots(), () -> "every slot back but the last write's: " + pair.describe());
+        // the signalled message's completion, and that of the first grant of credits this side sent at establishment
+        assertEquals(2, sendCompletions(), () -> "one completion for " + (half + 1) + " messages: " + pair.describe());
+        for (int i = 0; i < 10 * slots; i++) {
+            write(written++);
+        }
+        final int messages = written;
+        assertTrue(sendCompletions() <= messages / (half - 1) + 2,
+            () -> "about one completion per half of the slots, for " + messages + " messages: " + pair.describe());
+        assertReceived(written);
+    }
+
+    /** Read {@code written} messages on the server and check each. */
+    private void assertReceived(final int written) throws IOException {
         final ByteBuffer received = ByteBuffer.allocate(written * MESSAGE);
         while (received.hasRemaining()) {
             assertTrue(BlockingStream.read(pair.server, received, pair.serverWaker) >= 0, pair::describe);
@@ -75,7 +106,15 @@ class SendBatchingTest {
     }
 
     private int sendSlots() {
-        final Matcher matcher = SEND_SLOTS.matcher(pair.client.describe());
+        return described(SEND_SLOTS);
+    }
+
+    private int sendCompletions() {
+        return described(SEND_COMPLETIONS);
+    }
+
+    private int described(final Pattern pattern) {
+        final Matcher matcher = pattern.matcher(pair.client.describe());
         assertTrue(matcher.find(), pair.client::describe);
         return Integer.parseInt(matcher.group(1));
     }
