@@ -33,8 +33,7 @@ final class MessageProxy {
     static final int KIND_DATA_ZERO_COPY = 4;
     /** The low word of a control id for SGL messages (credits, regions), which are no control code. */
     static final int SGL_CONTROL = 0xFFFF;
-    /** The kind of an id: {@code (int) (id >>> 32) & KIND_MASK}. */
-    static final int KIND_MASK = 0xFFFF;
+    private static final int KIND_MASK = 0xFFFF;
     /** An id bit: this signalled request's completion also covers the unsignalled ones posted before it. */
     static final long COVER = 1L << 62;
     /** An id bit: the request was posted unsignalled (its slot and bytes come back with the next cover). */
@@ -181,7 +180,7 @@ final class MessageProxy {
         final long id = send.id();
         if ((send.flags() & SendFlags.SIGNALED) == 0) {
             uncoveredSlots++;
-            if ((int) (id >>> 32) == KIND_DATA) {
+            if (kind(id) == KIND_DATA) {
                 uncoveredBytes += (int) id;
             }
             send.id(id | UNSIGNALED);
@@ -191,6 +190,13 @@ final class MessageProxy {
             uncoveredBytes = 0;
             send.id(id | COVER);
         }
+    }
+
+    /**
+     * The kind of a work-request id ({@code KIND_*}), whatever else it carries ({@link #COVER}, {@link #UNSIGNALED}).
+     */
+    static int kind(final long id) {
+        return (int) (id >>> 32) & KIND_MASK;
     }
 
     /**

@@ -260,7 +260,7 @@ final class SendPath {
         final int value = (int) id;
         if ((id & MessageProxy.UNSIGNALED) == 0) {
             // an unsignalled request completes only when flushed: what it holds comes back with its cover
-            switch ((int) (id >>> 32) & MessageProxy.KIND_MASK) {
+            switch (MessageProxy.kind(id)) {
                 case MessageProxy.KIND_DATA -> {
                     sendSlots++;
                     sendBufferFree += value;

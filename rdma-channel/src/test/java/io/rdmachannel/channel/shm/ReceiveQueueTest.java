@@ -15,13 +15,24 @@ import org.junit.jupiter.api.Test;
 class ReceiveQueueTest {
     private static final int CAPACITY = 1024;
 
+    /** A receive queue formatted in {@code segment} by its owner, and a sender's view of it. */
+    private record Queue(MemorySegment segment, ReceiveQueue owner, ReceiveQueue sender) {
+        static Queue open(final Arena arena, final int capacity, final boolean shared) {
+            final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(capacity, 1), 64);
+            final ReceiveQueue owner = ReceiveQueue.format(segment, shared ? "a shared queue" : "a queue pair's queue",
+                0, capacity, 1, shared);
+            final ReceiveQueue sender = ReceiveQueue.peerView(segment, 0, capacity, 1, shared);
+            assertNotNull(sender);
+            return new Queue(segment, owner, sender);
+        }
+    }
+
     @Test
     void shouldTreatANegativeHeadAsAClosedQueue() {
         try (Arena arena = Arena.ofConfined()) {
-            final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(CAPACITY, 1), 64);
-            ReceiveQueue.format(segment, "the owner's queue", 0, CAPACITY, 1, false);
-            final ReceiveQueue peer = ReceiveQueue.peerView(segment, 0, CAPACITY, 1, false);
-            assertNotNull(peer);
+            final Queue queue = Queue.open(arena, CAPACITY, false);
+            final MemorySegment segment = queue.segment();
+            final ReceiveQueue peer = queue.sender();
             assertEquals(ReceiveQueue.EMPTY, peer.claim());
             // a head below a tail, but negative: as a ring position it would index far before the ring
             segment.set(ValueLayout.JAVA_LONG, ReceiveQueueDescriptor.HEAD_OFFSET, Long.MIN_VALUE + 5);
@@ -34,10 +45,9 @@ class ReceiveQueueTest {
     @Test
     void shouldNotRepublishASharedRingEntryItsClaimerHasNotRead() {
         try (Arena arena = Arena.ofConfined()) {
-            final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(2, 1), 64);
-            final ReceiveQueue owner = ReceiveQueue.format(segment, "a shared queue", 0, 2, 1, true);
-            final ReceiveQueue sender = ReceiveQueue.peerView(segment, 0, 2, 1, true);
-            assertNotNull(sender);
+            final Queue queue = Queue.open(arena, 2, true);
+            final ReceiveQueue owner = queue.owner();
+            final ReceiveQueue sender = queue.sender();
             final ShmReceiveWorkRequest request = new ShmReceiveWorkRequest(this, 1);
             owner.post((ShmReceiveWorkRequest) request.reset().id(10));
             owner.post((ShmReceiveWorkRequest) request.reset().id(11));
@@ -61,10 +71,10 @@ class ReceiveQueueTest {
     @Test
     void shouldClaimWhatWasPostedSinceTheSendersLastLook() {
         try (Arena arena = Arena.ofConfined()) {
-            final MemorySegment segment = arena.allocate(ReceiveQueue.regionLength(4, 1), 64);
-            final ReceiveQueue owner = ReceiveQueue.format(segment, "a queue pair's queue", 0, 4, 1, false);
-            final ReceiveQueue sender = ReceiveQueue.peerView(segment, 0, 4, 1, false);
-            assertNotNull(sender);
+            final Queue queue = Queue.open(arena, 4, false);
+            final MemorySegment segment = queue.segment();
+            final ReceiveQueue owner = queue.owner();
+            final ReceiveQueue sender = queue.sender();
             final ShmReceiveWorkRequest request = new ShmReceiveWorkRequest(this, 1);
             owner.post((ShmReceiveWorkRequest) request.reset().id(10));
             owner.post((ShmReceiveWorkRequest) request.reset().id(11));
@@ -78,14 +88,11 @@ class ReceiveQueueTest {
             assertEquals(2, sender.claim(), "a receive posted after the sender's last look");
             assertEquals(ReceiveQueue.EMPTY, sender.claim());
 
-            final MemorySegment sharedSegment = arena.allocate(ReceiveQueue.regionLength(4, 1), 64);
-            final ReceiveQueue sharedOwner = ReceiveQueue.format(sharedSegment, "a shared queue", 0, 4, 1, true);
-            final ReceiveQueue sharedSender = ReceiveQueue.peerView(sharedSegment, 0, 4, 1, true);
-            assertNotNull(sharedSender);
-            sharedOwner.post((ShmReceiveWorkRequest) request.reset().id(20));
-            assertEquals(0, sharedSender.claim());
-            sharedSender.takeSlot(0);
-            assertEquals(ReceiveQueue.TAKEN, sharedSegment.get(ValueLayout.JAVA_INT,
+            final Queue shared = Queue.open(arena, 4, true);
+            shared.owner().post((ShmReceiveWorkRequest) request.reset().id(20));
+            assertEquals(0, shared.sender().claim());
+            shared.sender().takeSlot(0);
+            assertEquals(ReceiveQueue.TAKEN, shared.segment().get(ValueLayout.JAVA_INT,
                 ReceiveQueueDescriptor.ringOffset(0)), "the entry of a shared queue is marked taken");
         }
     }
