@@ -44,7 +44,7 @@ public final class RdmaSocketOptions {
 
     /**
      * Busy polling, in <em>microseconds</em> (like Linux's {@code SO_BUSY_POLL}), at least 0; default
-     * {@code rdmachannel.stream.pollingTimeMicros} (10, as rsockets polls before it blocks). When
+     * {@code rdmachannel.stream.pollingTimeMicros} (50, as Linux's recommended {@code busy_read}). When
      * positive, a blocking read or write that finds nothing to do first polls the connection's completions on the
      * calling thread for up to this long before it parks; this trades CPU for latency. Unlike the other options it
      * takes effect at once, also on a connected channel.

@@ -96,7 +96,7 @@ public final class StreamConfiguration {
     /** Busy-poll time before blocking on the completion channel, in microseconds ({@code polling_time}). */
     public static final String POLLING_TIME_PROP_NAME = "rdmachannel.stream.pollingTimeMicros";
     /** Default for {@link #POLLING_TIME_PROP_NAME}. */
-    public static final int POLLING_TIME_DEFAULT = 10;
+    public static final int POLLING_TIME_DEFAULT = 50;
 
     /**
      * How long a write waits for the sends it posted straight from the caller's buffer (a registered buffer, or any

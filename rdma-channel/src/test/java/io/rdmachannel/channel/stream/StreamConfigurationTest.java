@@ -37,7 +37,7 @@ class StreamConfigurationTest {
         assertEquals(65536, configuration.maxTransferLength());
         assertEquals(2048, configuration.transferStartLength());
         assertEquals(2048, configuration.sendLowWaterMark());
-        assertEquals(10, configuration.pollingTimeMicros());
+        assertEquals(50, configuration.pollingTimeMicros());
         assertEquals(7, configuration.resolveAttempts());
         assertEquals(6, configuration.retryCount());
         assertEquals(7, configuration.rnrRetryCount());
