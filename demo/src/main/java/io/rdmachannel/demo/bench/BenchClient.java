@@ -1,10 +1,13 @@
 package io.rdmachannel.demo.bench;
 
+import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.RegisteredBuffers;
+import io.rdmachannel.nio.RdmaSocketChannel;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleConsumer;
 
@@ -184,6 +187,13 @@ final class BenchClient implements AutoCloseable {
         for (int i = 0; i < buffer.capacity(); i++) {
             buffer.put(i, (byte) (i * 31 + 7));
         }
+    }
+
+    /**
+     * The RDMA connection's statistics so far, or empty for a JDK channel.
+     */
+    Optional<ConnectionStatistics> statistics() {
+        return messages.channel() instanceof RdmaSocketChannel rdma ? rdma.statistics() : Optional.empty();
     }
 
     /**

@@ -24,11 +24,12 @@ import java.util.function.Function;
  * @param json           print one JSON object per result instead of the table.
  * @param plot           the PNG to draw, or null.
  * @param registered     rdma clients write from {@code RegisteredBuffers} (sent without the copy into the ring).
+ * @param stats          print each rdma measurement's client connection statistics to stderr.
  */
 record BenchOptions(List<Transport> transports, String provider, InetAddress address, List<Mode> modes,
     List<Workload> workloads,
     List<Integer> sizes, int iterations, int warmUp, long bytes, int busyPollMicros, int timeoutSeconds,
-    boolean json, Path plot, boolean registered) {
+    boolean json, Path plot, boolean registered, boolean stats) {
 
     static final String USAGE = """
         usage: ./rdmachannel bench [options]
@@ -61,6 +62,8 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
           --timeout SECONDS   report a measurement as hung after this long, 1 to 86400 (default 300)
           --registered        rdma clients write from RegisteredBuffers: sent straight from the buffer, not copied
                               into the send ring first (the provider shows as shm+registered or native+registered)
+          --stats             after each rdma latency or bandwidth measurement, print its client connection's
+                              statistics to stderr (spins that caught the event, direct waits, credit stalls, ...)
           --json              print one JSON object per result (one per line) instead of the table
           --plot FILE.png     draw p50 latency and bandwidth against message size into FILE.png
           --help              show this text
@@ -70,6 +73,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
 
     private static final List<String> VALUED = List.of("--transport", "--provider", "--address", "--mode", "--test",
         "--sizes", "--iterations", "--warmup", "--bytes", "--busy-poll-us", "--timeout", "--plot");
+    private static final List<String> FLAGS = List.of("--json", "--registered", "--stats");
     private static final List<String> PROVIDERS = List.of("shm", "native");
     private static final String SIZE_SUFFIXES = "kmgt";
     private static final long MAX_SIZE = 64L << 20;
@@ -94,14 +98,14 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
             if (name.equals("--help") || name.equals("-h")) {
                 return null;
             }
-            if (name.equals("--json") || name.equals("--registered")) {
+            if (FLAGS.contains(name)) {
                 if (equals >= 0) {
                     throw new IllegalArgumentException(name + " takes no value");
                 }
-                if (name.equals("--json")) {
-                    builder.json = true;
-                } else {
-                    builder.registered = true;
+                switch (name) {
+                    case "--json" -> builder.json = true;
+                    case "--registered" -> builder.registered = true;
+                    default -> builder.stats = true;
                 }
                 continue;
             }
@@ -142,6 +146,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
         private int timeoutSeconds = 300;
         private boolean json;
         private boolean registered;
+        private boolean stats;
         private Path plot;
 
         void set(final String name, final String value) {
@@ -163,7 +168,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
 
         BenchOptions build() {
             return new BenchOptions(transports, provider, address, modes, workloads, sizes, iterations, warmUp,
-                bytes, busyPollMicros, timeoutSeconds, json, plot, registered);
+                bytes, busyPollMicros, timeoutSeconds, json, plot, registered, stats);
         }
     }
 

@@ -190,12 +190,16 @@ final class BenchRun {
                 current.set(client);
                 final String transport = combination.transport().label();
                 final String mode = combination.mode().label();
-                if (latency) {
-                    return BenchResult.latency(transport, combination.provider(), mode, size,
-                        client.pingPong(size, options.warmUp(), options.iterations()));
+                final BenchResult result = latency
+                    ? BenchResult.latency(transport, combination.provider(), mode, size,
+                        client.pingPong(size, options.warmUp(), options.iterations()))
+                    : BenchResult.bandwidth(transport, combination.provider(), mode, size, messages,
+                        client.stream(size, warmUpMessages, messages));
+                if (options.stats()) {
+                    client.statistics().ifPresent(statistics -> err.println("bench: " + combination.describe()
+                        + ": client connection " + statistics));
                 }
-                return BenchResult.bandwidth(transport, combination.provider(), mode, size, messages,
-                    client.stream(size, warmUpMessages, messages));
+                return result;
             } finally {
                 current.set(null);
             }

@@ -32,6 +32,8 @@ class BenchOptionsTest {
         assertEquals(300, options.timeoutSeconds());
         assertEquals(false, options.json());
         assertNull(options.plot());
+        assertEquals(false, options.registered());
+        assertEquals(false, options.stats());
     }
 
     @Test
@@ -39,7 +41,7 @@ class BenchOptionsTest {
         final BenchOptions options = BenchOptions.parse("--transport", "uds,rdma", "--provider=shm", "--address",
             "[2001:db8::1]", "--mode", "busy-poll", "--test", "bandwidth", "--sizes", "1,4k,2M", "--iterations",
             "5", "--warmup", "0", "--bytes", "256m", "--busy-poll-us", "50", "--timeout", "9", "--json", "--plot",
-            "out/b.png");
+            "out/b.png", "--registered", "--stats");
 
         assertEquals(List.of(Transport.UDS, Transport.RDMA), options.transports());
         assertEquals("shm", options.provider());
@@ -54,6 +56,8 @@ class BenchOptionsTest {
         assertEquals(9, options.timeoutSeconds());
         assertTrue(options.json());
         assertEquals(Path.of("out/b.png"), options.plot());
+        assertTrue(options.registered());
+        assertTrue(options.stats());
     }
 
     @Test
@@ -93,6 +97,7 @@ class BenchOptionsTest {
         assertMessage("--warmup must be between 0 and 100000000, not '100000001'", "--warmup", "100000001");
         assertMessage("--bytes must be between 1 and 1099511627776, not '2t'", "--bytes", "2t");
         assertMessage("--json takes no value", "--json=yes");
+        assertMessage("--stats takes no value", "--stats=1");
         assertMessage("--plot takes the name of a .png file, not 'plot.svg'", "--plot", "plot.svg");
     }
 
