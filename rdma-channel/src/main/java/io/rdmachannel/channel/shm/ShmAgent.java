@@ -148,9 +148,8 @@ final class ShmAgent implements AutoCloseable {
         if (remoteQueuePairNumber != ShmLink.XRC_LINK) {
             ShmLink idle;
             while ((idle = takeIdle(peerSocket.toString())) != null) {
-                idle.bind(local);
                 try {
-                    idle.sendHello(device.gid(), local.number(), remoteQueuePairNumber, local.generation());
+                    idle.introduce(local, device.gid(), remoteQueuePairNumber, local.generation());
                     return idle;
                 } catch (final IOException ex) {
                     // the peer went away while the link was idle: its end is on its way to the agent; another
@@ -165,8 +164,7 @@ final class ShmAgent implements AutoCloseable {
         try {
             final ShmLink link = new ShmLink(this, channel, remoteQueuePairNumber == ShmLink.XRC_LINK ? null
                 : peerSocket.toString());
-            link.bind(local);
-            link.sendHello(device.gid(), local.number(), remoteQueuePairNumber, local.generation());
+            link.introduce(local, device.gid(), remoteQueuePairNumber, local.generation());
             execute(() -> register(link));
             return link;
         } catch (final IOException | RuntimeException ex) {

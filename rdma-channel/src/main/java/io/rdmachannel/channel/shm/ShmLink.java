@@ -86,7 +86,11 @@ final class ShmLink {
         return channel;
     }
 
-    void bind(final ShmQueuePair local) {
+    /**
+     * Bind the introduction just read to {@code local}; called by the queue pair under its link lock, which its
+     * release of the link also holds, so a release that follows undoes exactly this binding.
+     */
+    synchronized void bind(final ShmQueuePair local) {
         this.queuePair = local;
     }
 
@@ -94,13 +98,19 @@ final class ShmLink {
         return queuePair;
     }
 
-    void sendHello(final byte[] gid, final int fromQueuePair, final int toQueuePair, final int generation)
+    /**
+     * Introduce the link to the peer's queue pair {@code toQueuePair} for {@code local}: binding, counting and the
+     * HELLO in one step, so that a RECYCLE of the previous binding read meanwhile finds the new count and ends nothing
+     * (bound first and counted after, it would end the new binding and pool the link while in use).
+     */
+    void introduce(final ShmQueuePair local, final byte[] gid, final int toQueuePair, final int generation)
         throws IOException {
         synchronized (this) {
+            queuePair = local;
             bindings++;
             remoteNumber = toQueuePair;
             frame.clear();
-            frame.putInt(HELLO).putInt(fromQueuePair).putInt(toQueuePair).putInt(generation).put(gid).flip();
+            frame.putInt(HELLO).putInt(local.number()).putInt(toQueuePair).putInt(generation).put(gid).flip();
             writeOrQueue();
         }
         if (hasPendingWrites()) {
@@ -234,6 +244,9 @@ final class ShmLink {
         final int generation) {
         synchronized (this) {
             bindings++;
+            // before the queue pair can take the binding: a release racing with the rest of this introduction names
+            // the peer's queue pair in its RECYCLE
+            remoteNumber = remote;
         }
         if (queuePair != null) {
             // a new introduction before the current binding was let go of: the peer does not follow the protocol
@@ -245,6 +258,9 @@ final class ShmLink {
             LOG.debug("shm link from XRC initiator {}/{}", HexFormat.of().formatHex(gid), remote);
             return;
         }
+        // a queue pair that takes the link binds it in acceptLink, under its link lock; binding it here, after, would
+        // undo a release (a RESET or close) that ran meanwhile and leave the link bound to a connection that ended:
+        // the peer's next HELLO would find it bound and close the socket, failing the next connection
         final ShmQueuePair target = device.queuePair(local);
         if (target == null || !target.acceptLink(this, gid, remote, generation)) {
             // the queue pair is gone (its connection may have ended before this introduction was read) or expects
@@ -253,12 +269,7 @@ final class ShmLink {
             LOG.debug("shm link introduced for unknown or unexpected queue pair {} from {}/{}", local,
                 HexFormat.of().formatHex(gid), remote);
             refuse(local, remote);
-            return;
         }
-        synchronized (this) {
-            remoteNumber = remote;
-        }
-        queuePair = target;
     }
 
     /** End the binding just introduced without taking it: RECYCLE back, as if its queue pair had let go at once. */
