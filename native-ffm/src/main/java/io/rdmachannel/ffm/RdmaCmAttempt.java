@@ -36,6 +36,8 @@ import java.util.concurrent.TimeUnit;
  * Everything but {@link #destroyQueuePair} runs on the CM's event thread.
  */
 final class RdmaCmAttempt implements CmConnection {
+    static final String UNSUPPORTED_OWN_QUEUE_PAIRS = "the rdma_cm connection manager creates the connection's queue "
+        + "pair itself: an endpoint's own queue pairs are not supported";
     /** ETIMEDOUT on Linux. */
     private static final int ETIMEDOUT = 110;
     /** rsockets' {@code RS_CONN_RETRIES}: resolution is retried this often on ETIMEDOUT. */
@@ -351,6 +353,12 @@ final class RdmaCmAttempt implements CmConnection {
     // ----- both sides -----
 
     private void createQueuePair(CmEndpoint.QueuePairSetup setup, NativeDevice device) throws IOException {
+        if (!setup.createsQueuePair()) {
+            // librdmacm moves the queue pair of the id; one the endpoint made itself would need rdma_init_qp_attr for
+            // each of its queue pairs and an accept without a queue pair, which this CM does not do (yet)
+            throw new IOException(UNSUPPORTED_OWN_QUEUE_PAIRS, new UnsupportedOperationException(
+                UNSUPPORTED_OWN_QUEUE_PAIRS));
+        }
         if (!(setup.protectionDomain() instanceof NativeProtectionDomain domain) || domain.nativeDevice() != device) {
             throw new IOException("the endpoint's protection domain is not on the connection's device "
                 + device.name());

@@ -11,7 +11,10 @@ import java.nio.ByteBuffer;
 
 /**
  * The local side of one connection, as the connection manager drives it. Callbacks run one at a time, in this
- * order: {@link #prepare}, {@link #bind}, then {@link #established} or {@link #failed}; {@link #failed} may also come
+ * order: {@link #prepare}, {@link #bind}, then {@link #established} or {@link #failed} (with
+ * {@link #peerKnown} before {@link #bind} on a passive side and before {@link #established} on an active one, for an
+ * endpoint that makes its own queue pairs, where {@link ConnectionManager#supportsOwnQueuePairs} says the CM
+ * allows it); {@link #failed} may also come
  * at any earlier point, after which the endpoint releases what it allocated. They run on the CM's event thread, except
  * that an active side's {@link #prepare} and {@link #bind} may run on the thread that called
  * {@link ConnectionManager#connect} before it returns (the shm CM sends the request from there); the CM hands the
@@ -31,7 +34,8 @@ public interface CmEndpoint {
     /**
      * The queue pair exists (in INIT): post the receives and return the private data to send.
      *
-     * @param queuePair the queue pair, owned by the endpoint from now on.
+     * @param queuePair the queue pair, owned by the endpoint from now on; {@code null} for
+     *     {@link QueuePairSetup#ownQueuePairs}.
      * @param peerPrivateData on the passive side, the request's private data; {@code null} on the active side.
      * @return the private data to send with the request or reply.
      * @throws IOException to refuse (the passive side then rejects; the active side fails).
@@ -58,15 +62,124 @@ public interface CmEndpoint {
     void failed(IOException cause);
 
     /**
-     * What {@link #prepare} returns.
+     * For an endpoint whose {@link #prepare} returned {@link QueuePairSetup#ownQueuePairs}: the peer is known, and
+     * {@code path} moves the endpoint's own queue pairs toward it. The passive side hears this before {@link #bind},
+     * the active side after the reply and before {@link #established}, which on that side then runs before the peer
+     * hears that the handshake is over (the peer's first message may follow that at once, so what it will use must
+     * be ready when {@code established} returns). Endpoints whose queue pair the CM creates never hear it.
      *
-     * @param protectionDomain the domain to create the queue pair in.
-     * @param attributes its queues and limits.
+     * @param path the way to the peer, valid until {@link #established} or {@link #failed} returns.
+     * @throws IOException if the endpoint cannot connect; the CM then fails the attempt (a passive side rejects).
+     */
+    default void peerKnown(final PeerPath path) throws IOException {
+        throw new UnsupportedOperationException("this endpoint makes no queue pairs of its own");
+    }
+
+    /**
+     * What the CM knows of the peer of one attempt, for an endpoint that makes its own queue pairs (the XRC mode:
+     * an initiator shared with other connections, a target queue pair offered to the peer). Each CM moves them as
+     * it moves its own: the peer's address, packet sequence numbers and the retry counts of the
+     * {@link QueuePairSetup}.
+     */
+    interface PeerPath {
+        /**
+         * Move {@code queuePair}, the endpoint's and in INIT on the attempt's device, to READY_TO_RECEIVE toward the
+         * peer's queue pair {@code remoteQueuePairNumber}; for an XRC target that is the peer's initiator.
+         *
+         * @param queuePair the queue pair to move.
+         * @param remoteQueuePairNumber the peer's queue pair, 0 to 2^24 - 1.
+         * @throws IOException if the move fails.
+         */
+        void readyToReceive(QueuePair queuePair, int remoteQueuePairNumber) throws IOException;
+
+        /**
+         * Move {@code queuePair}, moved by {@link #readyToReceive}, on to READY_TO_SEND.
+         *
+         * @param queuePair the queue pair to move.
+         * @throws IOException if the move fails.
+         */
+        void readyToSend(QueuePair queuePair) throws IOException;
+    }
+
+    /**
+     * What {@link #prepare} returns: either the queue pair the CM creates, moves and hands to {@link #bind}, or
+     * ({@link #ownQueuePairs}) none, for an endpoint that makes and moves its own through {@link #peerKnown}.
+     *
+     * @param protectionDomain the domain to create the queue pair in; {@code null} for {@link #ownQueuePairs}.
+     * @param attributes its queues and limits; {@code null} for {@link #ownQueuePairs}.
      * @param accessFlags the remote access the queue pair allows ({@link io.rdmachannel.channel.spi.AccessFlags}).
      * @param retryCount the transport retry count for READY_TO_SEND, 0 to 7.
      * @param rnrRetryCount the RNR retry count for READY_TO_SEND, 0 to 7 (7 retries forever).
+     * @param advertisedQueuePairNumber for {@link #ownQueuePairs}, the queue pair number the request or reply
+     *     carries where it carries the CM's queue pair's; {@link #CM_QUEUE_PAIR} when the CM creates one.
      */
     record QueuePairSetup(ProtectionDomain protectionDomain, QueuePairInitAttributes attributes, int accessFlags,
-        int retryCount, int rnrRetryCount) {
+        int retryCount, int rnrRetryCount, int advertisedQueuePairNumber) {
+        /** The {@link #advertisedQueuePairNumber} of a setup whose queue pair the CM creates. */
+        public static final int CM_QUEUE_PAIR = -1;
+
+        /**
+         * Checks that a setup is one form or the other.
+         */
+        public QueuePairSetup {
+            if (attributes != null && (protectionDomain == null || advertisedQueuePairNumber != CM_QUEUE_PAIR)) {
+                throw new IllegalArgumentException("a queue pair the CM creates needs a protection domain and "
+                    + "advertises its own number");
+            }
+            if (attributes == null && (protectionDomain != null || advertisedQueuePairNumber < 0
+                || advertisedQueuePairNumber > 0xFFFFFF)) {
+                throw new IllegalArgumentException("an endpoint's own queue pairs need no protection domain here "
+                    + "and a queue pair number of 24 bits to advertise, not " + advertisedQueuePairNumber);
+            }
+            if (retryCount < 0 || retryCount > 7 || rnrRetryCount < 0 || rnrRetryCount > 7) {
+                throw new IllegalArgumentException("retry counts are 0 to 7: retryCount=" + retryCount
+                    + ", rnrRetryCount=" + rnrRetryCount);
+            }
+        }
+
+        /**
+         * A queue pair the CM creates in {@code protectionDomain}, moves and hands to {@link #bind}.
+         *
+         * @param protectionDomain the domain to create the queue pair in.
+         * @param attributes its queues and limits.
+         * @param accessFlags the remote access the queue pair allows.
+         * @param retryCount the transport retry count for READY_TO_SEND, 0 to 7.
+         * @param rnrRetryCount the RNR retry count for READY_TO_SEND, 0 to 7.
+         */
+        public QueuePairSetup(final ProtectionDomain protectionDomain, final QueuePairInitAttributes attributes,
+            final int accessFlags, final int retryCount, final int rnrRetryCount) {
+            this(protectionDomain, requireAttributes(attributes), accessFlags, retryCount, rnrRetryCount,
+                CM_QUEUE_PAIR);
+        }
+
+        /**
+         * No queue pair from the CM: the endpoint makes its own and moves them through {@link #peerKnown}, and
+         * {@link #bind} gets {@code null}.
+         *
+         * @param advertisedQueuePairNumber the number the request or reply carries as the connection's queue pair.
+         * @param retryCount the transport retry count {@link PeerPath#readyToSend} sets, 0 to 7.
+         * @param rnrRetryCount the RNR retry count it sets, 0 to 7.
+         * @return the setup.
+         */
+        public static QueuePairSetup ownQueuePairs(final int advertisedQueuePairNumber, final int retryCount,
+            final int rnrRetryCount) {
+            return new QueuePairSetup(null, null, 0, retryCount, rnrRetryCount, advertisedQueuePairNumber);
+        }
+
+        /**
+         * Whether the CM creates the queue pair.
+         *
+         * @return false for {@link #ownQueuePairs}.
+         */
+        public boolean createsQueuePair() {
+            return attributes != null;
+        }
+
+        private static QueuePairInitAttributes requireAttributes(final QueuePairInitAttributes attributes) {
+            if (attributes == null) {
+                throw new IllegalArgumentException("a queue pair the CM creates needs its attributes");
+            }
+            return attributes;
+        }
     }
 }

@@ -15,6 +15,18 @@ public interface ConnectionManager extends AutoCloseable {
     String name();
 
     /**
+     * Whether an endpoint may make and move its own queue pairs ({@link CmEndpoint.QueuePairSetup#ownQueuePairs},
+     * {@link CmEndpoint#peerKnown}) instead of the CM creating one: the stream's XRC mode needs it, and falls back to
+     * RC where the CM does not allow it. A CM that does not fails an attempt whose endpoint asks for it (a passive
+     * side rejects it) with an {@link IOException} whose cause is an {@link UnsupportedOperationException}.
+     *
+     * @return false unless the CM implements it.
+     */
+    default boolean supportsOwnQueuePairs() {
+        return false;
+    }
+
+    /**
      * Listen for connection requests.
      *
      * @param local the address to bind; port 0 picks a free port.

@@ -123,6 +123,11 @@ final class ShmConnectionManager implements ConnectionManager {
     }
 
     @Override
+    public boolean supportsOwnQueuePairs() {
+        return true;
+    }
+
+    @Override
     public String name() {
         return NAME;
     }
@@ -635,22 +640,30 @@ final class ShmConnectionManager implements ConnectionManager {
 
         /** Active side: create the queue pair and send the request ({@link #send}, before or after {@link #attach}). */
         private void sendRequest() throws IOException {
-            final CmEndpoint.QueuePairSetup setup = endpoint.prepare(device);
-            createQueuePair(setup);
+            createQueuePair(endpoint.prepare(device));
             bound = true;
             final ByteBuffer privateData = endpoint.bind(queuePair, null);
             final ByteBuffer frame = frame(REQ);
-            frame.put((byte) VERSION).put(device.gid()).putInt(queuePair.number()).putInt(psn);
+            frame.put((byte) VERSION).put(device.gid()).putInt(advertisedNumber()).putInt(psn);
             ShmAddresses.put(frame, source);
             ShmAddresses.put(frame, target);
             putPrivateData(frame, privateData);
             send(frame);
         }
 
+        /** Create the queue pair the setup asks for, if any (an endpoint may make its own). */
         private void createQueuePair(final CmEndpoint.QueuePairSetup setup) throws IOException {
             this.setup = setup;
+            if (!setup.createsQueuePair()) {
+                return;
+            }
             queuePair = setup.protectionDomain().createQueuePair(setup.attributes());
             queuePair.modify(QueuePairState.INIT, new QueuePairAttributes().accessFlags(setup.accessFlags()));
+        }
+
+        /** The queue pair number the request or reply carries: the CM's queue pair's, or the endpoint's choice. */
+        private int advertisedNumber() {
+            return setup.createsQueuePair() ? queuePair.number() : setup.advertisedQueuePairNumber();
         }
 
         private void read() throws IOException {
@@ -745,14 +758,19 @@ final class ShmConnectionManager implements ConnectionManager {
             bound = true;
             final ByteBuffer privateData;
             try {
+                if (!setup.createsQueuePair()) {
+                    endpoint.peerKnown(new PeerPath(peerGid, peerPsn));
+                }
                 privateData = endpoint.bind(queuePair, peerPrivateData.asReadOnlyBuffer());
             } catch (final IOException ex) {
                 reject(RejectReason.UNSUPPORTED_PROTOCOL);
                 throw ex;
             }
-            moveToReadyToSend(peerGid, peerQueuePair, peerPsn);
+            if (queuePair != null) {
+                moveToReadyToSend(peerGid, peerQueuePair, peerPsn);
+            }
             final ByteBuffer frame = frame(REP);
-            frame.put(device.gid()).putInt(queuePair.number()).putInt(psn);
+            frame.put(device.gid()).putInt(advertisedNumber()).putInt(psn);
             putPrivateData(frame, privateData);
             send(frame);
         }
@@ -801,6 +819,21 @@ final class ShmConnectionManager implements ConnectionManager {
             final int peerQueuePair = message.getInt();
             final int peerPsn = message.getInt();
             peerPrivateData = getPrivateData(message);
+            if (queuePair == null) {
+                // the endpoint's own queue pairs: it connects them and takes the connection before the listener
+                // hears the handshake is over, since the listener may send at once. Refused, no RTU goes out, and the
+                // listener's side fails when the socket closes
+                endpoint.peerKnown(new PeerPath(peerGid, peerPsn));
+                end();
+                try {
+                    if (notifyEstablished()) {
+                        send(frame(RTU));
+                    }
+                } finally {
+                    closeChannelAfterLastFrame();
+                }
+                return;
+            }
             moveToReadyToSend(peerGid, peerQueuePair, peerPsn);
             send(frame(RTU));
             established();
@@ -808,14 +841,22 @@ final class ShmConnectionManager implements ConnectionManager {
 
         private void moveToReadyToSend(final byte[] peerGid, final int peerQueuePair, final int peerPsn)
             throws IOException {
-            queuePair.modify(QueuePairState.READY_TO_RECEIVE, new QueuePairAttributes().remoteGid(peerGid)
-                .remoteQueuePairNumber(peerQueuePair).receivePacketSequenceNumber(peerPsn));
-            queuePair.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
-                .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
+            final PeerPath path = new PeerPath(peerGid, peerPsn);
+            path.readyToReceive(queuePair, peerQueuePair);
+            path.readyToSend(queuePair);
         }
 
         private void established() {
             finish();
+            notifyEstablished();
+        }
+
+        /**
+         * Tell the endpoint; if it refuses, it hears {@link CmEndpoint#failed} instead.
+         *
+         * @return whether it took the connection.
+         */
+        private boolean notifyEstablished() {
             try {
                 if (listener != null) {
                     endpoint.established(peerPrivateData.asReadOnlyBuffer(), target, source);
@@ -824,8 +865,34 @@ final class ShmConnectionManager implements ConnectionManager {
                 }
             } catch (final IOException ex) {
                 endpoint.failed(ex);
+                return false;
             } catch (final RuntimeException ex) {
                 endpoint.failed(new IOException("the endpoint refused the connection: " + ex, ex));
+                return false;
+            }
+            return true;
+        }
+
+        /** The peer as this handshake knows it, for the queue pairs an endpoint makes itself. */
+        private final class PeerPath implements CmEndpoint.PeerPath {
+            private final byte[] peerGid;
+            private final int peerPsn;
+
+            PeerPath(final byte[] peerGid, final int peerPsn) {
+                this.peerGid = peerGid;
+                this.peerPsn = peerPsn;
+            }
+
+            @Override
+            public void readyToReceive(final QueuePair target, final int remoteQueuePairNumber) throws IOException {
+                target.modify(QueuePairState.READY_TO_RECEIVE, new QueuePairAttributes().remoteGid(peerGid)
+                    .remoteQueuePairNumber(remoteQueuePairNumber).receivePacketSequenceNumber(peerPsn));
+            }
+
+            @Override
+            public void readyToSend(final QueuePair target) throws IOException {
+                target.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
+                    .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
             }
         }
 
@@ -889,14 +956,29 @@ final class ShmConnectionManager implements ConnectionManager {
 
         /** The handshake is over; the endpoint owns the queue pair. */
         private void finish() {
+            if (end()) {
+                closeChannelAfterLastFrame();
+            }
+        }
+
+        /**
+         * The handshake is over for the manager (a cancel no longer reaches the endpoint), its socket still open.
+         *
+         * @return false if it was over already.
+         */
+        private boolean end() {
             if (done) {
-                return;
+                return false;
             }
             done = true;
             handshakes.remove(this);
             if (listener != null) {
                 listener.inProgress--;
             }
+            return true;
+        }
+
+        private void closeChannelAfterLastFrame() {
             if (pendingOut == null) {
                 closeChannel();
             } else {

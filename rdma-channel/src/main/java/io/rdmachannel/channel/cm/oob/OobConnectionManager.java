@@ -109,6 +109,11 @@ public final class OobConnectionManager implements ConnectionManager {
     }
 
     @Override
+    public boolean supportsOwnQueuePairs() {
+        return true;
+    }
+
+    @Override
     public String name() {
         return NAME;
     }

@@ -169,6 +169,10 @@ final class OobHandshake implements CmConnection {
             }
             final Peer peer = Peer.read(reply);
             checkPeerGid(peer, localSide, remoteSide);
+            if (queuePair == null) {
+                establishOwnQueuePairs(peer, localSide, remoteSide);
+                return;
+            }
             moveToReadyToSend(peer);
             send(frame(RTU));
             watch();
@@ -180,6 +184,26 @@ final class OobHandshake implements CmConnection {
         } finally {
             end();
         }
+    }
+
+    /**
+     * Active side, for an endpoint's own queue pairs: it connects them and takes the connection before the listener
+     * hears the handshake is over, since the listener may send at once. The side channel is no lifeline here (there is
+     * no queue pair of the CM's to fail when it ends; the endpoint watches its peer itself): it closes after the RTU.
+     */
+    private void establishOwnQueuePairs(final Peer peer, final InetSocketAddress localSide,
+        final InetSocketAddress remoteSide) throws IOException {
+        endpoint.peerKnown(new Path(peer));
+        endpoint.established(peer.privateData().asReadOnlyBuffer(), manager.rdmaAddress(localSide, gidAddressing),
+            manager.rdmaAddress(remoteSide, gidAddressing));
+        try {
+            send(frame(RTU));
+        } catch (final IOException ex) {
+            // established already: the listener's side fails without its RTU, and this endpoint hears of that
+            // from its queue pairs
+            LOG.debug("oob connection to {}: the RTU did not go out", target, ex);
+        }
+        // the socket closes as the handshake ends (runActive)
     }
 
     private void failActive(final Exception ex) {
@@ -260,18 +284,25 @@ final class OobHandshake implements CmConnection {
         bound = true;
         final ByteBuffer privateData;
         try {
+            if (queuePair == null) {
+                endpoint.peerKnown(new Path(peer));
+            }
             privateData = endpoint.bind(queuePair, peer.privateData().asReadOnlyBuffer());
         } catch (final IOException ex) {
             rejectQuietly(Rejection.of(RejectReason.UNSUPPORTED_PROTOCOL));
             throw ex;
         }
-        moveToReadyToSend(peer);
+        if (queuePair != null) {
+            moveToReadyToSend(peer);
+        }
         send(putEndpoint(frame(REP), privateData));
         final ByteBuffer done = receive();
         if (done.get() != RTU) {
             throw new IOException("unexpected oob handshake message at the listener: expected RTU");
         }
-        watch();
+        if (queuePair != null) {
+            watch();
+        }
         end();
         endpoint.established(peer.privateData().asReadOnlyBuffer(), here, source);
     }
@@ -307,20 +338,44 @@ final class OobHandshake implements CmConnection {
 
     // ----- queue pair -----
 
+    /** Create the queue pair the setup asks for, if any (an endpoint may make its own). */
     private void createQueuePair(final CmEndpoint.QueuePairSetup queuePairSetup) throws IOException {
         this.setup = queuePairSetup;
+        psn = OobConnectionManager.newPacketSequenceNumber();
+        if (!queuePairSetup.createsQueuePair()) {
+            return;
+        }
         queuePair = queuePairSetup.protectionDomain().createQueuePair(queuePairSetup.attributes());
         queuePair.modify(QueuePairState.INIT, new QueuePairAttributes().accessFlags(queuePairSetup.accessFlags())
             .portNumber(local.port()));
-        psn = OobConnectionManager.newPacketSequenceNumber();
     }
 
     private void moveToReadyToSend(final Peer peer) throws IOException {
-        queuePair.modify(QueuePairState.READY_TO_RECEIVE, new QueuePairAttributes().remoteGid(peer.gid())
-            .remoteQueuePairNumber(peer.queuePair()).receivePacketSequenceNumber(peer.psn())
-            .pathMtu(Math.min(localMtu(), peer.mtu())));
-        queuePair.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
-            .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
+        final Path path = new Path(peer);
+        path.readyToReceive(queuePair, peer.queuePair());
+        path.readyToSend(queuePair);
+    }
+
+    /** The peer as this handshake knows it, for the queue pairs an endpoint makes itself (and the CM's own). */
+    private final class Path implements CmEndpoint.PeerPath {
+        private final Peer peer;
+
+        Path(final Peer peer) {
+            this.peer = peer;
+        }
+
+        @Override
+        public void readyToReceive(final QueuePair target, final int remoteQueuePairNumber) throws IOException {
+            target.modify(QueuePairState.READY_TO_RECEIVE, new QueuePairAttributes().remoteGid(peer.gid())
+                .remoteQueuePairNumber(remoteQueuePairNumber).receivePacketSequenceNumber(peer.psn())
+                .pathMtu(Math.min(localMtu(), peer.mtu())));
+        }
+
+        @Override
+        public void readyToSend(final QueuePair target) throws IOException {
+            target.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
+                .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
+        }
     }
 
     private int localMtu() {
@@ -329,7 +384,8 @@ final class OobHandshake implements CmConnection {
     }
 
     private ByteBuffer putEndpoint(final ByteBuffer frame, final ByteBuffer privateData) {
-        frame.put(local.gid()).putInt(queuePair.number()).putInt(psn).putInt(localMtu());
+        frame.put(local.gid()).putInt(setup.createsQueuePair() ? queuePair.number()
+            : setup.advertisedQueuePairNumber()).putInt(psn).putInt(localMtu());
         putPrivateData(frame, privateData);
         return frame;
     }
