@@ -292,7 +292,7 @@ final class RdmaCmAttempt implements CmConnection {
         try {
             endpoint = factory.newEndpoint(target);
             device = cm.deviceOf(id);
-            createQueuePair(endpoint.prepare(device), device);
+            createQueuePair(endpoint.prepare(device, peerPrivateData.asReadOnlyBuffer()), device);
         } catch (IOException | RuntimeException e) {
             rejectAndFail(RejectReason.NO_RESOURCES, asIoException(e));
             return;

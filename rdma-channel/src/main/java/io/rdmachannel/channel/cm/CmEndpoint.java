@@ -32,6 +32,19 @@ public interface CmEndpoint {
     QueuePairSetup prepare(RdmaDevice device) throws IOException;
 
     /**
+     * The passive side's {@link #prepare}: the request's private data is known, so the endpoint can choose its form
+     * from what the peer asks for (the XRC mode answers a plain request with a queue pair from the CM).
+     *
+     * @param device the device the connection runs on.
+     * @param requestPrivateData the request's private data, read-only; the same comes again in {@link #bind}.
+     * @return the protection domain and attributes for the queue pair, or {@link QueuePairSetup#ownQueuePairs}.
+     * @throws IOException if resources cannot be allocated; the CM then rejects the request.
+     */
+    default QueuePairSetup prepare(final RdmaDevice device, final ByteBuffer requestPrivateData) throws IOException {
+        return prepare(device);
+    }
+
+    /**
      * The queue pair exists (in INIT): post the receives and return the private data to send.
      *
      * @param queuePair the queue pair, owned by the endpoint from now on; {@code null} for

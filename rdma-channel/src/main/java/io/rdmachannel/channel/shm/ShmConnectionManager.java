@@ -743,7 +743,7 @@ final class ShmConnectionManager implements ConnectionManager {
             }
             endpoint = listener.factory.newEndpoint(source);
             try {
-                createQueuePair(endpoint.prepare(device));
+                createQueuePair(endpoint.prepare(device, peerPrivateData.asReadOnlyBuffer()));
             } catch (final IOException | RuntimeException ex) {
                 // the requester hears why (in short); whoever runs this process needs to know it turns requests away
                 LOG.warn("shm listener {} refused {}: cannot create the connection's resources: {}",

@@ -81,7 +81,8 @@ class OwnQueuePairHandshakeTest {
         passive.outcome.get(10, TimeUnit.SECONDS);
 
         assertEquals(List.of("prepare", "bind(no queue pair)", "peerKnown", "established"), active.calls);
-        assertEquals(List.of("prepare", "peerKnown", "bind(no queue pair)", "established"), passive.calls);
+        assertEquals(List.of("prepare(request of 4 bytes)", "peerKnown", "bind(no queue pair)", "established"),
+            passive.calls);
         assertTrue(active.establishedAt < passive.establishedAt,
             "the listener took the connection before the connector had: " + active.establishedAt + " against "
                 + passive.establishedAt);
@@ -114,7 +115,8 @@ class OwnQueuePairHandshakeTest {
             () -> passive.outcome.get(10, TimeUnit.SECONDS));
         assertEquals("shm".equals(name) ? "shm connection handshake failed: the peer closed the handshake socket"
             : "the peer closed the oob handshake socket", passiveFailed.getCause().getMessage());
-        assertEquals(List.of("prepare", "peerKnown", "bind(no queue pair)", "failed"), passive.calls);
+        assertEquals(List.of("prepare(request of 4 bytes)", "peerKnown", "bind(no queue pair)", "failed"),
+            passive.calls);
         assertFalse(passive.calls.contains("established"));
         assertEquals(0, passive.openQueuePairs, "the refused attempt's queue pair is still open");
         listener.close();
@@ -211,6 +213,18 @@ class OwnQueuePairHandshakeTest {
         @Override
         public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
             calls.add("prepare");
+            return makeOwn(device);
+        }
+
+        @Override
+        public QueuePairSetup prepare(final RdmaDevice device, final ByteBuffer requestPrivateData)
+            throws IOException {
+            // a listener chooses its form from the request (the XRC mode: a plain request gets the CM's queue pair)
+            calls.add("prepare(request of " + requestPrivateData.remaining() + " bytes)");
+            return makeOwn(device);
+        }
+
+        private QueuePairSetup makeOwn(final RdmaDevice device) throws IOException {
             domain = device.allocateProtectionDomain();
             queue = device.createCompletionQueue(16, null, 0);
             region = domain.allocate(4096, AccessFlags.LOCAL_WRITE);

@@ -276,7 +276,7 @@ final class OobHandshake implements CmConnection {
         throws IOException {
         endpoint = listener.factory().newEndpoint(source);
         try {
-            createQueuePair(endpoint.prepare(local.device()));
+            createQueuePair(endpoint.prepare(local.device(), peer.privateData().asReadOnlyBuffer()));
         } catch (final IOException | RuntimeException ex) {
             rejectQuietly(Rejection.of(RejectReason.NO_RESOURCES));
             throw ex;
