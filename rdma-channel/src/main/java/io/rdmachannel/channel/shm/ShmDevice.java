@@ -73,6 +73,7 @@ final class ShmDevice implements RdmaDevice {
     /** Names of closed objects, removed by the agent rather than by the closing thread ({@link #forgetName}). */
     private final Queue<ForgottenName> forgottenNames = new ConcurrentLinkedQueue<>();
     private final ShmFilePool filePool;
+    private final SendSlotPool sendSlotPool = new SendSlotPool();
     private final long idleNanos;
     private final AtomicInteger nextQueuePairIdentity = new AtomicInteger(1);
     private final AtomicInteger nextObjectId = new AtomicInteger(1);
@@ -346,6 +347,10 @@ final class ShmDevice implements RdmaDevice {
 
     ShmFilePool filePool() {
         return filePool;
+    }
+
+    SendSlotPool sendSlotPool() {
+        return sendSlotPool;
     }
 
     void addQueuePair(final ShmQueuePair queuePair) {

@@ -165,10 +165,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
         this.inboundBase = inboundBase;
         this.inboundCapacity = inboundCapacity;
         this.inlineArea = blockSegment.asSlice(inlineOffset, inlineLength(attributes));
-        this.sendSlots = new ShmSendWorkRequest[maxSendWorkRequests];
-        for (int i = 0; i < maxSendWorkRequests; i++) {
-            sendSlots[i] = new ShmSendWorkRequest(this, maxSendSge);
-        }
+        this.sendSlots = device.sendSlotPool().take(maxSendWorkRequests, maxSendSge);
     }
 
     static ShmQueuePair create(final ShmProtectionDomain domain, final QueuePairInitAttributes attributes)
@@ -1648,6 +1645,8 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
         } else {
             block.close();
         }
+        // closed under the send lock above: no post, retry or flush reads a slot again
+        device.sendSlotPool().give(sendSlots, maxSendSge);
         domain.childClosed(ResourceCounter.Kind.QUEUE_PAIR);
         closeActions.run();
     }

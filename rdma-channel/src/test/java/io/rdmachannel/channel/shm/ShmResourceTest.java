@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.spi.AccessFlags;
+import io.rdmachannel.channel.spi.CompletionOpcode;
+import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.DeviceResources;
 import io.rdmachannel.channel.spi.MemoryRegion;
@@ -16,7 +18,9 @@ import io.rdmachannel.channel.spi.QueuePair;
 import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.SharedReceiveQueue;
+import io.rdmachannel.channel.spi.WorkRequestOpcode;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -290,5 +294,34 @@ class ShmResourceTest {
         assertEquals("shared receive queue " + id + " is closed",
             assertThrows(IllegalStateException.class, srq::createReceiveWorkRequest).getMessage());
         assertTrue(srq.toString().contains("closed=true"));
+    }
+
+    /**
+     * A closed queue pair's send queue (a request copy per slot, tens of kilobytes for a stream's queue pair) goes to
+     * the next queue pair of the same shape on the device, instead of being allocated again for every connection;
+     * the slots it served carry nothing over: the next queue pair's messages arrive as posted.
+     */
+    @Test
+    void shouldGiveAClosedQueuePairsSendQueueToTheNextOfTheSameShape() throws Exception {
+        final ShmFixture.Pair pair = fixture.pair();
+        final ShmDevice device = (ShmDevice) pair.a.device;
+        final int kept = device.sendSlotPool().idle();
+        pair.b.postReceive(1, 0, 64);
+        pair.a.postSend(WorkRequestOpcode.SEND, 2, SendFlags.SIGNALED, 0, 8);
+        assertEquals(CompletionStatus.SUCCESS, pair.a.awaitOne().status());
+        assertEquals(1, pair.b.awaitOne().id());
+        pair.a.qp.close();
+        assertEquals(kept + 1, device.sendSlotPool().idle(), "the closed queue pair's send queue was not kept");
+        final ShmFixture.Side next = fixture.side("C", pair.a.device, new ShmFixture.Config());
+        assertEquals(kept, device.sendSlotPool().idle(), "the next queue pair of that shape made a send queue anew");
+        final ShmFixture.Side peer = fixture.side("D", pair.b.device, new ShmFixture.Config());
+        next.connectTo(peer);
+        peer.connectTo(next);
+        peer.postReceive(7, 0, 64);
+        next.postSend(WorkRequestOpcode.SEND, 8, SendFlags.SIGNALED, 0, 5);
+        assertEquals(new ShmFixture.Completion(8, CompletionStatus.SUCCESS, CompletionOpcode.SEND, 5, false, 0,
+            next.qp.number()), next.awaitOne());
+        assertEquals(new ShmFixture.Completion(7, CompletionStatus.SUCCESS, CompletionOpcode.RECV, 5, false, 0,
+            peer.qp.number()), peer.awaitOne());
     }
 }
