@@ -109,10 +109,19 @@ final class ConnectionState {
     }
 
     /**
+     * Whether a failed work request would be news: connected, not ending (the peer's DISCONNECT, our close) and not
+     * failed yet. The hundreds of receives a queue pair flushes as a connection ends are not; their callers build no
+     * message for them.
+     */
+    boolean failureIsNews() {
+        return connected && !peerDisconnected && !closing && error == null;
+    }
+
+    /**
      * A work request failed: a reset, unless the connection is ending anyway (the peer's DISCONNECT, our close).
      */
     void failIfConnected(final String what, final QueuePair queuePair) {
-        if (connected && !peerDisconnected && !closing && error == null) {
+        if (failureIsNews()) {
             final SocketException reset = new SocketException("Connection reset");
             final String deviceError = queuePair.deviceError();
             reset.addSuppressed(new IOException(what + " on queue pair " + queuePair.number()
@@ -127,7 +136,7 @@ final class ConnectionState {
      * side decides once it drained what arrived ({@link #resolveDeferredFailure}), at its next poll.
      */
     void deferFailure(final String what) {
-        if (connected && !peerDisconnected && !closing && error == null && deferredFailure == null) {
+        if (failureIsNews() && deferredFailure == null) {
             deferredFailure = what;
             readinessChanged = true;
         }

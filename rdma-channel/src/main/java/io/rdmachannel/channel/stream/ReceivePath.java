@@ -234,7 +234,9 @@ final class ReceivePath {
                 send.serviceNow();
                 state.resolveDeferredFailure(queuePair);
             }
-            state.failIfConnected("receive completed with " + completion.status().description(), queuePair);
+            if (state.failureIsNews()) {
+                state.failIfConnected("receive completed with " + completion.status().description(), queuePair);
+            }
             return;
         }
         if (state.error() != null) {

@@ -281,7 +281,9 @@ final class SendPath {
                 completionErrors++;
             }
             // the peer may have left after a DISCONNECT still queued on the receive side: that side decides
-            state.deferFailure("send completed with " + completion.status().description());
+            if (state.failureIsNews() && !state.hasDeferredFailure()) {
+                state.deferFailure("send completed with " + completion.status().description());
+            }
         }
     }
 
