@@ -81,11 +81,24 @@ public interface CmEndpoint {
      * hears that the handshake is over (the peer's first message may follow that at once, so what it will use must
      * be ready when {@code established} returns). Endpoints whose queue pair the CM creates never hear it.
      *
-     * @param path the way to the peer, valid until {@link #established} or {@link #failed} returns.
+     * @param path the way to the peer: its moves until {@link #established} or {@link #failed} returns, then the
+     *     connection's lifeline until the endpoint closes it ({@link PeerPath#close}).
      * @throws IOException if the endpoint cannot connect; the CM then fails the attempt (a passive side rejects).
      */
     default void peerKnown(final PeerPath path) throws IOException {
         throw new UnsupportedOperationException("this endpoint makes no queue pairs of its own");
+    }
+
+    /**
+     * For an endpoint with its own queue pairs, after {@link #established}: the connection's lifeline ended from the
+     * peer's side (it closed the connection, or its process died). The CM keeps one per such connection because
+     * nothing else tells: its queue pairs are not the CM's to fail, and an XRC target learns nothing when a remote
+     * initiator's process dies. What the peer sent before it left may still be in the endpoint's queues. Called at
+     * most once, on the CM's thread; not when the endpoint closed the lifeline itself or the CM stopped.
+     *
+     * @param cause what ended it, for the endpoint's own error.
+     */
+    default void peerGone(final IOException cause) {
     }
 
     /**
@@ -112,6 +125,14 @@ public interface CmEndpoint {
          * @throws IOException if the move fails.
          */
         void readyToSend(QueuePair queuePair) throws IOException;
+
+        /**
+         * End the connection's lifeline (its socket, on shm and oob): the endpoint released the connection. The peer
+         * hears {@link CmEndpoint#peerGone}, this endpoint no more of it. Before {@link CmEndpoint#established} the
+         * attempt's socket is the CM's, which closes it when the attempt ends: a close then only says that no lifeline
+         * is wanted. Idempotent.
+         */
+        void close();
     }
 
     /**

@@ -43,9 +43,11 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.UserPrincipal;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -104,6 +106,8 @@ final class ShmConnectionManager implements ConnectionManager {
     /** Set under the queue's monitor once the manager's thread has taken its last tasks. */
     private boolean drained;
     private final List<Handshake> handshakes = new ArrayList<>();
+    /** Established connections of endpoints with their own queue pairs, whose sockets are their lifelines. */
+    private final Set<Handshake> lifelines = new HashSet<>();
     private volatile boolean running = true;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The owner of the device's folder, read on the first request; used on this manager's thread only. */
@@ -373,6 +377,11 @@ final class ShmConnectionManager implements ConnectionManager {
             for (final Handshake handshake : List.copyOf(handshakes)) {
                 handshake.fail(new IOException("the shm connection manager is closed"), RejectReason.CLOSING);
             }
+            for (final Handshake handshake : List.copyOf(lifelines)) {
+                // the connections stay; nothing tells their endpoints of their peers any more
+                handshake.closeLifeline();
+            }
+            runTasks();
             for (final SelectionKey key : selector.keys()) {
                 if (key.attachment() instanceof ShmListener listener) {
                     listener.close();
@@ -532,6 +541,13 @@ final class ShmConnectionManager implements ConnectionManager {
         private IOException startFailure;
         /** Passive side: what {@link #checkCredentials} found wrong, or {@code null}. */
         private String credentialProblem;
+        /**
+         * An endpoint's own queue pairs, established: the socket stays open as the connection's lifeline
+         * ({@link CmEndpoint#peerGone}) until either side closes it. Manager's thread.
+         */
+        private boolean lifeline;
+        /** The endpoint closed its path: no lifeline is kept, or the one kept ends. Any thread. */
+        private volatile boolean lifelineClosed;
 
         Handshake(final ShmListener listener, final CmEndpoint endpoint, final SocketAddress source,
             final SocketAddress target) {
@@ -604,6 +620,10 @@ final class ShmConnectionManager implements ConnectionManager {
         }
 
         void onReady(final SelectionKey ready) {
+            if (lifeline) {
+                onLifeline();
+                return;
+            }
             try {
                 if (ready.isConnectable()) {
                     if (channel.finishConnect()) {
@@ -825,13 +845,19 @@ final class ShmConnectionManager implements ConnectionManager {
                 // listener's side fails when the socket closes
                 endpoint.peerKnown(new PeerPath(peerGid, peerPsn));
                 end();
-                try {
-                    if (notifyEstablished()) {
-                        send(frame(RTU));
-                    }
-                } finally {
+                if (!notifyEstablished()) {
                     closeChannelAfterLastFrame();
+                    return;
                 }
+                try {
+                    send(frame(RTU));
+                } catch (final IOException ex) {
+                    // established already: the listener's side fails without its RTU
+                    lifeline = true;
+                    lifelineEnded(new IOException("the RTU did not reach the listener: " + ex.getMessage(), ex));
+                    return;
+                }
+                keepAsLifeline();
                 return;
             }
             moveToReadyToSend(peerGid, peerQueuePair, peerPsn);
@@ -847,8 +873,66 @@ final class ShmConnectionManager implements ConnectionManager {
         }
 
         private void established() {
+            if (queuePair == null) {
+                // passive side, the endpoint's own queue pairs: the socket stays as the connection's lifeline
+                end();
+                if (notifyEstablished()) {
+                    keepAsLifeline();
+                } else {
+                    closeChannel();
+                }
+                return;
+            }
             finish();
             notifyEstablished();
+        }
+
+        /** Established with the endpoint's own queue pairs: read the socket for its end, unless closed already. */
+        private void keepAsLifeline() {
+            if (lifelineClosed) {
+                closeChannelAfterLastFrame();
+                return;
+            }
+            lifeline = true;
+            lifelines.add(this);
+        }
+
+        /** The lifeline's socket is readable: its end (or anything else: nothing is sent on it) ends it. */
+        private void onLifeline() {
+            String gone;
+            try {
+                in.clear();
+                gone = channel.read(in) < 0 ? "the peer closed the connection's lifeline"
+                    : "the peer sent on the connection's lifeline";
+            } catch (final IOException ex) {
+                gone = "the connection's lifeline failed: " + ex.getMessage();
+            }
+            lifelineEnded(new IOException(gone));
+        }
+
+        /** Manager's thread. */
+        private void lifelineEnded(final IOException cause) {
+            if (!lifeline) {
+                return;
+            }
+            lifeline = false;
+            lifelines.remove(this);
+            closeChannelAfterLastFrame();
+            if (!lifelineClosed) {
+                endpoint.peerGone(cause);
+            }
+        }
+
+        /** The endpoint closed its path (any thread), or the manager stops. */
+        void closeLifeline() {
+            lifelineClosed = true;
+            executeOrRunHere(() -> {
+                if (lifeline) {
+                    lifeline = false;
+                    lifelines.remove(this);
+                    closeChannelAfterLastFrame();
+                }
+            });
         }
 
         /**
@@ -893,6 +977,11 @@ final class ShmConnectionManager implements ConnectionManager {
             public void readyToSend(final QueuePair target) throws IOException {
                 target.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
                     .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
+            }
+
+            @Override
+            public void close() {
+                closeLifeline();
             }
         }
 

@@ -122,6 +122,37 @@ class OwnQueuePairHandshakeTest {
         listener.close();
     }
 
+    /**
+     * The handshake socket (shm) or side channel (oob) stays as the connection's lifeline: when one side closes its
+     * path (it released the connection; a process that dies closes it too), the other hears that its peer is gone,
+     * and the side that closed hears nothing.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"shm", "oob"})
+    void shouldTellEachSideWhenTheOtherLetGoOfTheLifeline(final String name) throws Exception {
+        final ConnectionManager server = open(name);
+        final ConnectionManager client = open(name);
+        final CmListener listener = listen(server);
+        final String closed = "shm".equals(name) ? "the peer closed the connection's lifeline"
+            : "the peer closed the oob side channel";
+        for (final boolean listenerLetsGo : new boolean[] {true, false}) {
+            final OwnEndpoint active = new OwnEndpoint("active", null);
+            client.connect(listener.localAddress(), null, active);
+            active.outcome.get(10, TimeUnit.SECONDS);
+            final OwnEndpoint passive = accepted.poll(10, TimeUnit.SECONDS);
+            passive.outcome.get(10, TimeUnit.SECONDS);
+            final OwnEndpoint leaving = listenerLetsGo ? passive : active;
+            final OwnEndpoint staying = listenerLetsGo ? active : passive;
+            assertFalse(staying.gone.isDone(), "the peer was gone before it let go");
+            leaving.release();
+            assertEquals(closed, staying.gone.get(10, TimeUnit.SECONDS).getMessage());
+            staying.release();
+            Thread.sleep(100);
+            assertFalse(leaving.gone.isDone(), "the side that let go heard of its own end: " + leaving.calls);
+        }
+        listener.close();
+    }
+
     @Test
     void shouldCheckTheSetupsForms() {
         final CmEndpoint.QueuePairSetup own = CmEndpoint.QueuePairSetup.ownQueuePairs(ADVERTISED, 7, 7);
@@ -194,6 +225,7 @@ class OwnQueuePairHandshakeTest {
      */
     private final class OwnEndpoint implements CmEndpoint {
         final CompletableFuture<Void> outcome = new CompletableFuture<>();
+        final CompletableFuture<IOException> gone = new CompletableFuture<>();
         final List<String> calls = Collections.synchronizedList(new ArrayList<>());
         private final String side;
         private final IOException refuseEstablished;
@@ -271,6 +303,12 @@ class OwnQueuePairHandshakeTest {
         }
 
         @Override
+        public void peerGone(final IOException cause) {
+            calls.add("peerGone");
+            gone.complete(cause);
+        }
+
+        @Override
         public void failed(final IOException cause) {
             calls.add("failed");
             release();
@@ -302,7 +340,11 @@ class OwnQueuePairHandshakeTest {
             return seen[0];
         }
 
+        /** Let go of everything, the lifeline first: as an endpoint releasing its connection. */
         void release() {
+            if (path != null) {
+                path.close();
+            }
             if (own != null) {
                 own.close();
             }

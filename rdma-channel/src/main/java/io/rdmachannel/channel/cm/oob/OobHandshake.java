@@ -75,7 +75,10 @@ final class OobHandshake implements CmConnection {
     private final CountDownLatch ended = new CountDownLatch(1);
     private final CountDownLatch watchEnded = new CountDownLatch(1);
     private volatile boolean watching;
+    /** The connection's owner let go of the side channel (closed its queue pair, or its path). */
     private volatile boolean queuePairClosed;
+    /** The endpoint closed its path before the watch began. */
+    private volatile boolean lifelineClosed;
     private DataInputStream in;
     private OobDevices.Local local;
     private QueuePair queuePair;
@@ -188,8 +191,8 @@ final class OobHandshake implements CmConnection {
 
     /**
      * Active side, for an endpoint's own queue pairs: it connects them and takes the connection before the listener
-     * hears the handshake is over, since the listener may send at once. The side channel is no lifeline here (there is
-     * no queue pair of the CM's to fail when it ends; the endpoint watches its peer itself): it closes after the RTU.
+     * hears the handshake is over, since the listener may send at once. The side channel then stays as the
+     * connection's lifeline, its end told to the endpoint ({@link CmEndpoint#peerGone}).
      */
     private void establishOwnQueuePairs(final Peer peer, final InetSocketAddress localSide,
         final InetSocketAddress remoteSide) throws IOException {
@@ -199,11 +202,11 @@ final class OobHandshake implements CmConnection {
         try {
             send(frame(RTU));
         } catch (final IOException ex) {
-            // established already: the listener's side fails without its RTU, and this endpoint hears of that
-            // from its queue pairs
-            LOG.debug("oob connection to {}: the RTU did not go out", target, ex);
+            // established already: the listener's side fails without its RTU
+            endpoint.peerGone(new IOException("the RTU did not reach the listener: " + ex.getMessage(), ex));
+            return;
         }
-        // the socket closes as the handshake ends (runActive)
+        watch();
     }
 
     private void failActive(final Exception ex) {
@@ -302,9 +305,22 @@ final class OobHandshake implements CmConnection {
         }
         if (queuePair != null) {
             watch();
+            end();
+            endpoint.established(peer.privateData().asReadOnlyBuffer(), here, source);
+            return;
         }
+        // the endpoint's own queue pairs: the side channel becomes the lifeline once the endpoint took the
+        // connection, so that its end is never told before the establishment
+        watching = true;
         end();
-        endpoint.established(peer.privateData().asReadOnlyBuffer(), here, source);
+        try {
+            endpoint.established(peer.privateData().asReadOnlyBuffer(), here, source);
+        } catch (final IOException | RuntimeException ex) {
+            watching = false;
+            closeSocket();
+            throw ex;
+        }
+        watch();
     }
 
     private void failPassive(final Exception ex) {
@@ -376,6 +392,20 @@ final class OobHandshake implements CmConnection {
             target.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
                 .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
         }
+
+        @Override
+        public void close() {
+            lifelineClosed = true;
+            if (watching) {
+                closeLifeline();
+            }
+        }
+    }
+
+    /** The owner let go of the connection: the side channel closes, and its end is not news to this side. */
+    private void closeLifeline() {
+        queuePairClosed = true;
+        closeSocket();
     }
 
     private int localMtu() {
@@ -536,10 +566,12 @@ final class OobHandshake implements CmConnection {
             }
         });
         manager.watch(this);
-        queuePair.whenClosed(() -> {
-            queuePairClosed = true;
-            closeSocket();
-        });
+        if (queuePair != null) {
+            queuePair.whenClosed(this::closeLifeline);
+        } else if (lifelineClosed) {
+            // the endpoint closed its path while it was being established
+            closeLifeline();
+        }
         watcher.start();
     }
 
@@ -558,7 +590,10 @@ final class OobHandshake implements CmConnection {
         } catch (final IOException ex) {
             gone = "the oob side channel failed: " + ex.getMessage();
         }
-        if (gone != null && !queuePairClosed) {
+        if (gone != null && !queuePairClosed && queuePair == null) {
+            // the endpoint's own queue pairs: it decides what the end means
+            endpoint.peerGone(new IOException(gone));
+        } else if (gone != null && !queuePairClosed) {
             LOG.debug("oob connection {} {}: {}; its queue pair moves to ERROR", listener == null ? "to" : "on",
                 listener == null ? target : listener.localAddress(), gone);
             try {
