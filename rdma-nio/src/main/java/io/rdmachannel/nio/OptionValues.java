@@ -16,6 +16,7 @@ import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_PATH_POLICY;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE;
 import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE;
+import static io.rdmachannel.nio.RdmaSocketOptions.RDMA_XRC;
 
 import java.io.IOException;
 import java.net.SocketException;
@@ -39,10 +40,10 @@ import io.rdmachannel.channel.stream.StreamOptions;
 final class OptionValues {
     static final Set<SocketOption<?>> CLIENT_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_REUSEADDR,
         SO_LINGER, TCP_NODELAY, IP_TOS, RDMA_SEND_QUEUE_SIZE, RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE,
-        RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH, RDMA_CONNECTION_MANAGER, RDMA_SHARED_RECEIVE_QUEUE);
+        RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH, RDMA_CONNECTION_MANAGER, RDMA_SHARED_RECEIVE_QUEUE, RDMA_XRC);
     static final Set<SocketOption<?>> SERVER_OPTIONS = Set.of(SO_RCVBUF, SO_REUSEADDR, RDMA_SEND_QUEUE_SIZE,
         RDMA_RECEIVE_QUEUE_SIZE, RDMA_INLINE_SIZE, RDMA_BUSY_POLL, RDMA_PATH_POLICY, RDMA_PATH,
-        RDMA_CONNECTION_FILTER, RDMA_CONNECTION_MANAGER, RDMA_SHARED_RECEIVE_QUEUE);
+        RDMA_CONNECTION_FILTER, RDMA_CONNECTION_MANAGER, RDMA_SHARED_RECEIVE_QUEUE, RDMA_XRC);
     /** The options a channel's TCP path takes over from what the application set. */
     private static final Set<SocketOption<?>> PLATFORM_OPTIONS = Set.of(SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE,
         SO_REUSEADDR, SO_LINGER, TCP_NODELAY, IP_TOS);
@@ -90,7 +91,7 @@ final class OptionValues {
         child.pathPolicy = pathPolicy;
         child.stream.receiveBufferSize(stream.receiveBufferSize()).sendQueueSize(stream.sendQueueSize())
             .receiveQueueSize(stream.receiveQueueSize()).inlineSize(stream.inlineSize())
-            .busyPollNanos(stream.busyPollNanos()).sharedReceiveQueue(stream.sharedReceiveQueue());
+            .busyPollNanos(stream.busyPollNanos()).sharedReceiveQueue(stream.sharedReceiveQueue()).xrc(stream.xrc());
         return child;
     }
 
@@ -167,6 +168,8 @@ final class OptionValues {
             stream.connectionManager((String) value);
         } else if (name == RDMA_SHARED_RECEIVE_QUEUE) {
             stream.sharedReceiveQueue((Boolean) value);
+        } else if (name == RDMA_XRC) {
+            stream.xrc((Boolean) value);
         } else {
             throw new AssertionError(name);
         }
@@ -203,6 +206,8 @@ final class OptionValues {
             return stream.connectionManager();
         } else if (name == RDMA_SHARED_RECEIVE_QUEUE) {
             return stream.sharedReceiveQueue();
+        } else if (name == RDMA_XRC) {
+            return stream.xrc();
         }
         throw new AssertionError(name);
     }

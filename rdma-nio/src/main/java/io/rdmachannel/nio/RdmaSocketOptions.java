@@ -37,6 +37,18 @@ public final class RdmaSocketOptions {
         "RDMA_SHARED_RECEIVE_QUEUE", Boolean.class);
 
     /**
+     * XRC mode (docs/xrc-stream-mode.md): the connection (on a server channel: every connection it accepts whose
+     * peer asks for it) runs over an XRC initiator and target queue pair and an XRC shared receive queue of its own
+     * instead of an RC queue pair, negotiated in the connection data. For now each connection has its own initiator
+     * and target (no queue pairs are shared between connections yet) and both ends must ask for it: a connection
+     * in XRC mode to a listener that is not fails; where the device has no XRC, the connection manager cannot let
+     * the connection make its own queue pairs (rdma_cm) or the device is in message mode, the connection is plain
+     * RC. Not with {@link #RDMA_SHARED_RECEIVE_QUEUE}, which takes precedence. Default
+     * {@code rdmachannel.stream.xrc} (false).
+     */
+    public static final SocketOption<Boolean> RDMA_XRC = new RdmaOption<>("RDMA_XRC", Boolean.class);
+
+    /**
      * The inline threshold in bytes, in [0, 1024]: writes up to this size are copied into the work request instead
      * of being read by the adapter. Default 64.
      */

@@ -125,11 +125,27 @@ class ServerSocketChannelTest {
             RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE, RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE,
             RdmaSocketOptions.RDMA_INLINE_SIZE, RdmaSocketOptions.RDMA_BUSY_POLL, RdmaSocketOptions.RDMA_PATH_POLICY,
             RdmaSocketOptions.RDMA_PATH, RdmaSocketOptions.RDMA_CONNECTION_FILTER,
-            RdmaSocketOptions.RDMA_CONNECTION_MANAGER, RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE),
-            server.supportedOptions());
+            RdmaSocketOptions.RDMA_CONNECTION_MANAGER, RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE,
+            RdmaSocketOptions.RDMA_XRC), server.supportedOptions());
         assertEquals(true, server.getOption(StandardSocketOptions.SO_REUSEADDR));
         assertThrows(UnsupportedOperationException.class,
             () -> server.setOption(StandardSocketOptions.SO_SNDBUF, 1));
+    }
+
+    @Test
+    void shouldAskTheEngineForTheXrcModeWhereTheChannelsSetIt() throws IOException {
+        final RdmaServerSocketChannel server = fixture.server();
+        assertEquals(false, server.getOption(RdmaSocketOptions.RDMA_XRC));
+        server.setOption(RdmaSocketOptions.RDMA_XRC, true);
+        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        final RdmaSocketChannel client = fixture.socket();
+        client.setOption(RdmaSocketOptions.RDMA_XRC, true);
+        assertEquals(true, client.getOption(RdmaSocketOptions.RDMA_XRC));
+        client.connect(server.getLocalAddress());
+        final SocketChannel accepted = fixture.track(server.accept());
+        assertEquals(true, accepted.getOption(RdmaSocketOptions.RDMA_XRC));
+        assertTrue(fixture.transport.listenOptions.get(0).xrc(), "the listener's connections");
+        assertTrue(fixture.transport.connectOptions.get(0).xrc(), "the client");
     }
 
     @Test

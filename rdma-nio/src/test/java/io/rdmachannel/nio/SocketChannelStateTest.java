@@ -299,7 +299,7 @@ class SocketChannelStateTest {
             RdmaSocketOptions.RDMA_SEND_QUEUE_SIZE, RdmaSocketOptions.RDMA_RECEIVE_QUEUE_SIZE,
             RdmaSocketOptions.RDMA_INLINE_SIZE, RdmaSocketOptions.RDMA_BUSY_POLL, RdmaSocketOptions.RDMA_PATH_POLICY,
             RdmaSocketOptions.RDMA_PATH, RdmaSocketOptions.RDMA_CONNECTION_MANAGER,
-            RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE), channel.supportedOptions());
+            RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, RdmaSocketOptions.RDMA_XRC), channel.supportedOptions());
         assertEquals(StreamConfiguration.SEND_BUFFER_LENGTH_DEFAULT, channel.getOption(SO_SNDBUF));
         assertEquals(-1, channel.getOption(SO_LINGER));
         assertEquals(false, channel.getOption(TCP_NODELAY));

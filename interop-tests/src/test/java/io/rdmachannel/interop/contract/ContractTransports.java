@@ -1,6 +1,7 @@
 package io.rdmachannel.interop.contract;
 
 import io.rdmachannel.channel.spi.RdmaProviders;
+import io.rdmachannel.nio.RdmaSocketOptions;
 
 import java.io.IOException;
 import java.net.Inet6Address;
@@ -44,7 +45,8 @@ final class ContractTransports {
      * change how messages travel). {@code rdma-shm-nodes} runs it with listeners and clients on two shm nodes, so
      * that every connection crosses nodes as a connection between two processes does; {@code rdma-shm-procs} runs it
      * with every client in a child JVM ({@link ProcessesTransport}), so that it does cross processes ({@code
-     * rdma-shm-procs-srq} in SRQ mode).
+     * rdma-shm-procs-srq} in SRQ mode, {@code rdma-shm-procs-xrc} in XRC mode; {@code rdma-shm-xrc} is XRC mode in
+     * one JVM).
      * {@code rdma-shm-oob} runs it
      * with the queue pairs connected by the {@code oob} manager (a TCP side channel) instead of shm's rendezvous;
      * {@code rdma-native-oob} does the same on a real device (the soft-RoCE guest) instead of rdma_cm; the
@@ -56,10 +58,13 @@ final class ContractTransports {
         new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress())
             .inSrqMode(RdmaTransport.SHM_SRQ),
+        new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress())
+            .inXrcMode(RdmaTransport.SHM_XRC),
         new RdmaTransport(RdmaTransport.SHM_IWARP, RdmaTransport.IWARP_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_NODES, RdmaTransport.NODES_FABRIC, InetAddress.getLoopbackAddress()),
-        new ProcessesTransport(false),
-        new ProcessesTransport(true),
+        new ProcessesTransport(null),
+        new ProcessesTransport(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE),
+        new ProcessesTransport(RdmaSocketOptions.RDMA_XRC),
         new RdmaTransport(RdmaTransport.SHM_OOB, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress()),
         new RdmaTransport(RdmaTransport.SHM_OOB_GID, RdmaTransport.OOB_FABRIC, InetAddress.getLoopbackAddress(), true),
         nativeTransport(RdmaTransport.NATIVE, "native", false),

@@ -5,6 +5,7 @@ import io.rdmachannel.nio.RdmaSocketOptions;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ProtocolFamily;
+import java.net.SocketOption;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.Pipe;
 import java.nio.channels.Selector;
@@ -31,24 +32,38 @@ final class ProcessesTransport implements ContractTransport {
     static final String NAME = "rdma-shm-procs";
     /** The name of its twin in SRQ mode. */
     static final String SRQ_NAME = NAME + "-srq";
+    /** The name of its twin in XRC mode. */
+    static final String XRC_NAME = NAME + "-xrc";
 
     private final String name;
-    private final boolean sharedReceiveQueue;
+    /** The option every channel sets here and in the child ({@code RDMA_SHARED_RECEIVE_QUEUE}, {@code RDMA_XRC}). */
+    private final SocketOption<Boolean> mode;
     private final RdmaTransport local;
     private final SelectorProvider split = new SplitProvider();
 
     /**
-     * The transport, or in SRQ mode its twin {@value #SRQ_NAME}: then every channel, here and in the child, sets
-     * {@link RdmaSocketOptions#RDMA_SHARED_RECEIVE_QUEUE}, so each JVM's connections take their receives from its
-     * device's shared receive queue while their peers are in the other JVM.
+     * The transport, or its twin in SRQ mode ({@value #SRQ_NAME}) or XRC mode ({@value #XRC_NAME}): then every
+     * channel, here and in the child, sets {@link RdmaSocketOptions#RDMA_SHARED_RECEIVE_QUEUE} (each JVM's
+     * connections take their receives from its device's shared receive queue while their peers are in the other JVM)
+     * or {@link RdmaSocketOptions#RDMA_XRC} (each connection's initiator sends into the other JVM's XRC queues
+     * through a target of the domain both JVMs share).
      *
-     * @param sharedReceiveQueue whether in SRQ mode.
+     * @param mode {@code null}, {@link RdmaSocketOptions#RDMA_SHARED_RECEIVE_QUEUE} or
+     *     {@link RdmaSocketOptions#RDMA_XRC}.
      */
-    ProcessesTransport(final boolean sharedReceiveQueue) {
-        this.sharedReceiveQueue = sharedReceiveQueue;
-        this.name = sharedReceiveQueue ? SRQ_NAME : NAME;
+    ProcessesTransport(final SocketOption<Boolean> mode) {
+        this.mode = mode;
         final RdmaTransport shm = new RdmaTransport(RdmaTransport.SHM, "shm", InetAddress.getLoopbackAddress());
-        this.local = sharedReceiveQueue ? shm.inSrqMode(name) : shm;
+        if (mode == RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE) {
+            this.name = SRQ_NAME;
+            this.local = shm.inSrqMode(name);
+        } else if (mode == RdmaSocketOptions.RDMA_XRC) {
+            this.name = XRC_NAME;
+            this.local = shm.inXrcMode(name);
+        } else {
+            this.name = NAME;
+            this.local = shm;
+        }
     }
 
     @Override
@@ -82,8 +97,8 @@ final class ProcessesTransport implements ContractTransport {
     @Override
     public SocketChannel openSocketChannel() throws IOException {
         final SocketChannel channel = split.openSocketChannel();
-        if (sharedReceiveQueue) {
-            channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+        if (mode != null) {
+            channel.setOption(mode, true);
         }
         return channel;
     }

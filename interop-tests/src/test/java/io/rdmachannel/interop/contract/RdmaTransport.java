@@ -55,6 +55,8 @@ final class RdmaTransport implements ContractTransport {
     static final String NATIVE_OOB_GID = "rdma-native-oob-gid";
     /** The name of the transport on shm in SRQ mode: every channel it opens sets {@code RDMA_SHARED_RECEIVE_QUEUE}. */
     static final String SHM_SRQ = "rdma-shm-srq";
+    /** The name of the transport on shm in XRC mode: every channel it opens sets {@code RDMA_XRC}. */
+    static final String SHM_XRC = "rdma-shm-xrc";
     /** The name of the transport on the native provider in SRQ mode. */
     static final String NATIVE_SRQ = "rdma-native-srq";
     /** The fabric of {@link #NATIVE_OOB}. */
@@ -67,6 +69,7 @@ final class RdmaTransport implements ContractTransport {
     private final InetAddress loopback;
     private final boolean byGid;
     private final boolean sharedReceiveQueue;
+    private final boolean xrc;
 
     /**
      * The RDMA channels on a fabric.
@@ -90,11 +93,28 @@ final class RdmaTransport implements ContractTransport {
 
     private RdmaTransport(final String name, final String fabric, final InetAddress loopback, final boolean byGid,
         final boolean sharedReceiveQueue) {
+        this(name, fabric, loopback, byGid, sharedReceiveQueue, false);
+    }
+
+    private RdmaTransport(final String name, final String fabric, final InetAddress loopback, final boolean byGid,
+        final boolean sharedReceiveQueue, final boolean xrc) {
         this.name = name;
         this.fabric = fabric;
         this.loopback = loopback;
         this.byGid = byGid;
         this.sharedReceiveQueue = sharedReceiveQueue;
+        this.xrc = xrc;
+    }
+
+    /**
+     * The same fabric in XRC mode: every channel this transport opens, listeners and clients, sets
+     * {@link RdmaSocketOptions#RDMA_XRC}.
+     *
+     * @param xrcName the new transport's name.
+     * @return a transport sharing this one's provider.
+     */
+    RdmaTransport inXrcMode(final String xrcName) {
+        return new RdmaTransport(xrcName, fabric, loopback, byGid, false, true);
     }
 
     /**
@@ -123,6 +143,9 @@ final class RdmaTransport implements ContractTransport {
     private <T extends NetworkChannel> T inMode(final T channel) throws IOException {
         if (sharedReceiveQueue) {
             channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+        }
+        if (xrc) {
+            channel.setOption(RdmaSocketOptions.RDMA_XRC, true);
         }
         return channel;
     }

@@ -783,7 +783,8 @@ final class ShmConnectionManager implements ConnectionManager {
                 }
                 privateData = endpoint.bind(queuePair, peerPrivateData.asReadOnlyBuffer());
             } catch (final IOException ex) {
-                reject(RejectReason.UNSUPPORTED_PROTOCOL);
+                // the requester hears why its connection data was refused
+                reject(new Rejection(RejectReason.UNSUPPORTED_PROTOCOL, ex.getMessage()));
                 throw ex;
             }
             if (queuePair != null) {

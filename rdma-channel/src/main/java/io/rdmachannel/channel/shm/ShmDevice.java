@@ -107,7 +107,8 @@ final class ShmDevice implements RdmaDevice {
                 ? EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.SYNCHRONOUS_TRANSFER,
                     DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY)
                 : EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE,
-                    DeviceCapability.SYNCHRONOUS_TRANSFER, DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY));
+                    DeviceCapability.SYNCHRONOUS_TRANSFER, DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY,
+                    DeviceCapability.XRC));
         this.filePool = new ShmFilePool(folder, configuration, this::wakeAgent);
         this.idleNanos = TimeUnit.MILLISECONDS.toNanos(configuration.poolIdleMillis());
         this.agent = new ShmAgent(this, folder.resolve(ShmAgent.SOCKET_FILE));

@@ -1,7 +1,7 @@
 package io.rdmachannel.channel.shm;
 
 /**
- * Layout of an XRC domain's registry: one file {@code xrcd-<dev>-<inode>} in the provider's directory, named by the
+ * Layout of an XRC domain's registry: one file {@code xrcd2-<dev>-<inode>} in the provider's directory, named by the
  * device and inode of the file that identifies the domain, mapped by every process that has the domain open. Every
  * change happens under an exclusive lock of the whole file ({@link XrcRegistry}), which the kernel drops when its
  * holder dies; nothing here is changed without it.
@@ -33,8 +33,8 @@ final class XrcDomainDescriptor {
     static final int STATE_DELETED = 2;
 
     static final int OPENERS = 64;
-    static final int TARGETS = 128;
-    static final int SRQS = 128;
+    static final int TARGETS = 4096;
+    static final int SRQS = 16384;
     static final int EVENT_RING = 8;
     static final int MAX_NUMBER = 0xFFFFFF;
 
@@ -72,7 +72,12 @@ final class XrcDomainDescriptor {
     static final long SRQS_OFFSET = TARGETS_OFFSET + (long) TARGETS * TARGET_ENTRY_LENGTH;
     static final long LENGTH = SRQS_OFFSET + (long) SRQS * SRQ_ENTRY_LENGTH;
 
-    static final String FILE_PREFIX = "xrcd-";
+    /**
+     * The registry's name before the device and inode: a layout of its own per version, so that a registry another
+     * version left (with 128 targets and queues; the stream's XRC mode needs one of each per connection and side) is
+     * never read as this one.
+     */
+    static final String FILE_PREFIX = "xrcd2-";
 
     private XrcDomainDescriptor() {
     }

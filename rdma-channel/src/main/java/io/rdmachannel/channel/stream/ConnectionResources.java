@@ -1,13 +1,20 @@
 package io.rdmachannel.channel.stream;
 
+import io.rdmachannel.channel.spi.AccessFlags;
 import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.DeviceCapability;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairAttributes;
 import io.rdmachannel.channel.spi.QueuePairInitAttributes;
+import io.rdmachannel.channel.spi.QueuePairState;
+import io.rdmachannel.channel.spi.QueuePairType;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.SendWorkRequest;
+import io.rdmachannel.channel.spi.XrcDomain;
+import io.rdmachannel.channel.spi.XrcSharedReceiveQueue;
+import io.rdmachannel.channel.spi.XrcTargetQueuePair;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -64,6 +71,12 @@ final class ConnectionResources {
     int sharedReserved;
     /** Without SRQ mode: the receives posted on the queue pair, for the context's count. */
     int ownReceivesPosted;
+    /** XRC mode was asked for (it is on if {@link #xrcQueue} is set). */
+    final boolean xrcRequested;
+    /** XRC mode: the connection's XRC shared receive queue; {@link #queuePair} is then its XRC initiator. */
+    XrcSharedReceiveQueue xrcQueue;
+    /** XRC mode: the target queue pair this side offers the peer's initiator (its handle's reference). */
+    XrcTargetQueuePair xrcTarget;
 
     ConnectionResources(final StreamOptions options, final StreamConfiguration configuration) {
         this.sendQueueSize = options.sendQueueSize();
@@ -74,6 +87,7 @@ final class ConnectionResources {
         this.receiveBufferSize = options.receiveBufferSize();
         this.targetSglEntries = configuration.targetSglEntries();
         this.sharedRequested = options.sharedReceiveQueue();
+        this.xrcRequested = options.xrc();
         this.sharedQueueSize = configuration.sharedReceiveQueueSize();
         this.minimumCredits = Math.min(configuration.sharedReceiveCredits(), receiveQueueSize);
     }
@@ -134,6 +148,57 @@ final class ConnectionResources {
             release(owner);
             throw ex;
         }
+    }
+
+    /**
+     * Whether this connection can run in XRC mode on {@code device} once allocated: asked for, the device has XRC,
+     * RDMA WRITE WITH IMMEDIATE (no message mode) and the connection is not in SRQ mode.
+     */
+    boolean xrcPossible(final RdmaDevice device) {
+        return xrcRequested && device.attributes().has(DeviceCapability.XRC) && !messageMode && sharedPool == null;
+    }
+
+    /**
+     * XRC mode (after {@link #allocate}): the connection's XRC shared receive queue (its receives complete on the
+     * receive completion queue), an XRC initiator that becomes {@link #queuePair}, in INIT, and a target queue pair
+     * in INIT for the peer's initiator. On failure releases these and rethrows; the rest stays for {@link #release}.
+     */
+    void allocateXrc() throws IOException {
+        try {
+            final XrcDomain domain = context.xrcDomain();
+            xrcQueue = domain.createSharedReceiveQueue(context.protectionDomain(), receiveCompletionQueue,
+                receiveDepth(), 1);
+            queuePair = context.protectionDomain().createQueuePair(new QueuePairInitAttributes()
+                .type(QueuePairType.XRC_SEND).sendCompletionQueue(sendCompletionQueue)
+                .maxSendWorkRequests(sendQueueSize).maxSendSge(2).maxInlineData(inlineSize).signalAll(false));
+            queuePair.modify(QueuePairState.INIT, new QueuePairAttributes().accessFlags(0));
+            xrcTarget = domain.createTargetQueuePair();
+            xrcTarget.modify(QueuePairState.INIT, new QueuePairAttributes().accessFlags(AccessFlags.REMOTE_WRITE));
+        } catch (final IOException | RuntimeException ex) {
+            releaseXrc(null);
+            throw ex;
+        }
+    }
+
+    /**
+     * XRC mode: the queue pairs are the endpoint's; make the reusable requests as {@link #bind} does.
+     */
+    void bindXrc() throws IOException {
+        bind(queuePair);
+        receiveRequest = xrcQueue.createReceiveWorkRequest();
+    }
+
+    private RuntimeException releaseXrc(final RuntimeException earlier) {
+        RuntimeException failure = earlier;
+        failure = Closing.close(xrcTarget, failure);
+        xrcTarget = null;
+        if (xrcQueue != null) {
+            failure = Closing.close(queuePair, failure);
+            queuePair = null;
+        }
+        failure = Closing.close(xrcQueue, failure);
+        xrcQueue = null;
+        return failure;
     }
 
     /**
@@ -198,13 +263,16 @@ final class ConnectionResources {
      */
     void release(final RsocketConnection owner) {
         RuntimeException failure = null;
+        final boolean xrc = xrcQueue != null;
+        failure = releaseXrc(failure);
         failure = Closing.close(queuePair, failure);
         if (ownReceivesPosted > 0) {
             context.ownReceivesPosted(-ownReceivesPosted);
             ownReceivesPosted = 0;
         }
         // before the queue pair is bound the peer was never told where the memory is
-        final boolean reusable = queuePair == null || failure == null && queuePair.peerAccessEnded();
+        // (XRC mode: the peer wrote through our target, which is gone with its last reference: not reused yet)
+        final boolean reusable = !xrc && (queuePair == null || failure == null && queuePair.peerAccessEnded());
         queuePair = null;
         if (memory != null) {
             try {

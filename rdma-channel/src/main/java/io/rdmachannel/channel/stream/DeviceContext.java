@@ -6,9 +6,11 @@ import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.ReadinessSource;
+import io.rdmachannel.channel.spi.XrcDomain;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
@@ -45,6 +47,8 @@ final class DeviceContext implements AutoCloseable {
     private final AtomicLong ownPostedReceives = new AtomicLong();
     /** The shared receive queue of SRQ mode, made for the first connection in that mode. */
     private volatile SharedReceivePool sharedReceivePool;
+    private XrcDomain xrcDomain;
+    private long[] xrcDomainIdentity;
 
     DeviceContext(final RdmaDevice device, final int memoryPoolSize, final long memoryPoolIdleMillis,
         final ConnectionMemoryPool.Scheduler timer) throws IOException {
@@ -190,6 +194,40 @@ final class DeviceContext implements AutoCloseable {
         return protectionDomain;
     }
 
+    /**
+     * The identity this side gives its XRC domain in a reply (docs/xrc-stream-mode.md): for now this context's own,
+     * random and never all zero; the peer keys nothing by it until initiators are shared.
+     */
+    synchronized long[] xrcDomainIdentity() {
+        if (xrcDomainIdentity == null) {
+            final java.security.SecureRandom random = new java.security.SecureRandom();
+            long low;
+            do {
+                low = random.nextLong();
+            } while (low == 0);
+            xrcDomainIdentity = new long[] {low, random.nextLong()};
+        }
+        return xrcDomainIdentity.clone();
+    }
+
+    /**
+     * The XRC domain of the XRC mode, opened on first use through a file of this user's in the temporary folder,
+     * named after the device: every process of the user on the host opens the same domain.
+     *
+     * @throws IOException if the device cannot open it.
+     */
+    synchronized XrcDomain xrcDomain() throws IOException {
+        if (closed) {
+            throw new IOException("the engine's context of device " + device.name() + " is closed");
+        }
+        if (xrcDomain == null) {
+            final Path file = Path.of(System.getProperty("java.io.tmpdir"), "rdmachannel-xrcd-"
+                + System.getProperty("user.name") + "-" + device.name().replaceAll("[^A-Za-z0-9._-]", "_"));
+            xrcDomain = device.openXrcDomain(file, true);
+        }
+        return xrcDomain;
+    }
+
     ReadinessSource readinessSource() {
         return readinessSource;
     }
@@ -285,6 +323,14 @@ final class DeviceContext implements AutoCloseable {
                 }
             }
             registeredBuffers = new MemoryRegion[0];
+        }
+        final XrcDomain domain = xrcDomain;
+        if (domain != null) {
+            try {
+                domain.close();
+            } catch (final RuntimeException ex) {
+                LOG.warn("closing the XRC domain of device {} failed", device.name(), ex);
+            }
         }
         final SharedReceivePool pool = sharedReceivePool;
         if (pool != null) {

@@ -54,6 +54,7 @@ final class MessageProxy {
     private final int ringKey;
     private final int half;
     private PeerConnectionData peer;
+    private int remoteSharedReceiveQueue;
     private int regionsPosted;
     // unsignalled DATA messages not yet covered, and the covers posted and not yet completed (a ring: at most one per
     // signalled request outstanding)
@@ -92,10 +93,23 @@ final class MessageProxy {
     }
 
     /**
+     * XRC mode: every message names the peer's XRC shared receive queue, which its target delivers into.
+     */
+    void remoteSharedReceiveQueue(final int number) {
+        this.remoteSharedReceiveQueue = number;
+    }
+
+    /** The reusable request, emptied; in XRC mode still naming the peer's shared receive queue. */
+    private SendWorkRequest reset() {
+        final SendWorkRequest request = send.reset();
+        return remoteSharedReceiveQueue == 0 ? request : request.remoteSharedReceiveQueue(remoteSharedReceiveQueue);
+    }
+
+    /**
      * The reusable request, reset: a caller building a DATA message fills it, then calls {@link #post}.
      */
     SendWorkRequest request() {
-        return send.reset();
+        return reset();
     }
 
     /**
@@ -118,7 +132,7 @@ final class MessageProxy {
             slots++;
         }
         MessageSendDescriptor.message(messageStageView, 0, message, ByteOrder.nativeOrder());
-        send.reset().id(sendId).opcode(WorkRequestOpcode.SEND).flags(SendFlags.SIGNALED | SendFlags.INLINE)
+        reset().id(sendId).opcode(WorkRequestOpcode.SEND).flags(SendFlags.SIGNALED | SendFlags.INLINE)
             .sge(0, sendAddress + stageOffset, MessageSendDescriptor.LENGTH, sendKey);
         queuePair.postSend(send);
         return slots + 1;
@@ -132,7 +146,7 @@ final class MessageProxy {
      */
     int postControl(final int message, final int control) {
         final long id = (long) KIND_CONTROL << 32 | (control & 0xFFFFFFFFL);
-        send.reset().id(id).flags(SendFlags.SIGNALED).remote(0, 0);
+        reset().id(id).flags(SendFlags.SIGNALED).remote(0, 0);
         return post(message, id);
     }
 
@@ -151,7 +165,7 @@ final class MessageProxy {
         controlView.putInt(stage + SgeDescriptor.KEY_OFFSET, ringKey, order);
         controlView.putInt(stage + SgeDescriptor.LENGTH_OFFSET, half, order);
         final long id = (long) KIND_CONTROL << 32 | SGL_CONTROL;
-        send.reset().id(id)
+        reset().id(id)
             .flags(SendFlags.SIGNALED | (inlineSize >= SgeDescriptor.LENGTH ? SendFlags.INLINE : 0))
             .remote(peer.targetSglAddress() + (long) entry * SgeDescriptor.LENGTH, peer.targetSglKey())
             .sge(0, sendAddress + controlOffset + stage, SgeDescriptor.LENGTH, sendKey);
@@ -163,7 +177,7 @@ final class MessageProxy {
      * which consumes nothing at the peer and completes only if the peer's queue pair still answers. One slot.
      */
     void postKeepAlive() {
-        send.reset().id((long) KIND_CONTROL << 32 | ImmediateData.CTRL_KEEPALIVE)
+        reset().id((long) KIND_CONTROL << 32 | ImmediateData.CTRL_KEEPALIVE)
             .opcode(WorkRequestOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED).remote(0, 0);
         if (!messageMode) {
             account();

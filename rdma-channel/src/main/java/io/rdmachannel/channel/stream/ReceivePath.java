@@ -6,6 +6,7 @@ import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.QueuePair;
 import io.rdmachannel.channel.spi.QueuePairState;
+import io.rdmachannel.channel.spi.SharedReceiveQueue;
 import io.rdmachannel.channel.spi.ReceiveWorkRequest;
 import io.rdmachannel.channel.spi.WorkCompletion;
 
@@ -52,6 +53,8 @@ final class ReceivePath {
     // SRQ mode: the shared receives, the connection's account there, the current credit window
     private ConnectionResources resources;
     private SharedReceivePool sharedPool;
+    /** XRC mode: the connection's own XRC shared receive queue, where its receives go; null otherwise. */
+    private SharedReceiveQueue xrcQueue;
     private int minimumCredits;
     private int spareReceives;
     private int creditWindow;
@@ -95,6 +98,7 @@ final class ReceivePath {
         messageMode = resources.messageMode;
         this.resources = resources;
         sharedPool = resources.sharedPool;
+        xrcQueue = resources.xrcQueue;
         minimumCredits = resources.minimumCredits;
         spareReceives = resources.spareReceives;
         if (messageMode) {
@@ -102,7 +106,7 @@ final class ReceivePath {
             messageView = new UnsafeBuffer(messageRegion.segment().asByteBuffer());
         }
         if (sharedPool == null) {
-            if (messageMode) {
+            if (messageMode || xrcQueue != null) {
                 for (int i = 0; i < resources.receiveDepth(); i++) {
                     postReceive(i);
                 }
@@ -164,6 +168,7 @@ final class ReceivePath {
     void detach() {
         completionQueue = null;
         queuePair = null;
+        xrcQueue = null;
     }
 
     // ----- locking -----
@@ -313,7 +318,11 @@ final class ReceivePath {
             receive.sge(0, messageRegion.address() + MessageSendDescriptor.bufferOffset((int) id),
                 MessageSendDescriptor.LENGTH, messageRegion.localKey());
         }
-        queuePair.postReceive(receive);
+        if (xrcQueue != null) {
+            xrcQueue.postReceive(receive);
+        } else {
+            queuePair.postReceive(receive);
+        }
     }
 
     private void onData(final int length) throws ProtocolException {

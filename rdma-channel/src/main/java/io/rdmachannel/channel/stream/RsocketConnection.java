@@ -93,6 +93,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private final AtomicLong selectorDirectWaits = new AtomicLong();
     private volatile IOException failure;
     private PeerConnectionData peer;
+    /** XRC mode: the way to the peer the connection manager gave, and the connection's lifeline. */
+    private PeerPath path;
+    /** XRC mode: the peer's numbers from its connection data. */
+    private XrcExtension.Peer xrcPeer;
     private SocketAddress localAddress;
     private SocketAddress remoteAddress;
     /** The address connected to or accepted from, known before establishment: for events and diagnostics. */
@@ -118,23 +122,82 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     @Override
     public QueuePairSetup prepare(final RdmaDevice device) throws IOException {
+        return prepare(device, (ByteBuffer) null);
+    }
+
+    /**
+     * The passive side: the XRC mode only for a request that asks for it (a plain peer gets RC).
+     */
+    @Override
+    public QueuePairSetup prepare(final RdmaDevice device, final ByteBuffer requestPrivateData) throws IOException {
         resources.allocate(transport, device, this, options.inlineSize());
+        final StreamConfiguration configuration = transport.configuration();
+        if (resources.xrcPossible(device) && transport.supportsOwnQueuePairs(options)
+            && (requestPrivateData == null || asksForXrc(requestPrivateData))) {
+            try {
+                resources.allocateXrc();
+            } catch (final IOException | RuntimeException ex) {
+                resources.release(this);
+                throw ex;
+            }
+            return QueuePairSetup.ownQueuePairs(resources.queuePair.number(), configuration.retryCount(),
+                configuration.rnrRetryCount());
+        }
         return new QueuePairSetup(resources.context.protectionDomain(), resources.queuePairAttributes(),
-            AccessFlags.REMOTE_WRITE, transport.configuration().retryCount(),
-            transport.configuration().rnrRetryCount());
+            AccessFlags.REMOTE_WRITE, configuration.retryCount(), configuration.rnrRetryCount());
+    }
+
+    private static boolean asksForXrc(final ByteBuffer requestPrivateData) {
+        return requestPrivateData.remaining() > ConnectionDataDescriptor.FLAGS_OFFSET
+            && (requestPrivateData.get(requestPrivateData.position() + ConnectionDataDescriptor.FLAGS_OFFSET)
+            & ConnectionDataDescriptor.FLAG_XRC) != 0;
+    }
+
+    @Override
+    public void peerKnown(final PeerPath path) {
+        this.path = path;
     }
 
     @Override
     public ByteBuffer bind(final QueuePair pair, final ByteBuffer peerPrivateData) throws IOException {
-        resources.bind(pair);
+        final boolean xrc = resources.xrcQueue != null;
+        if (xrc) {
+            resources.bindXrc();
+        } else {
+            resources.bind(pair);
+        }
         send.attach(resources);
         receive.attach(resources);
         if (peerPrivateData != null) {
             peer = validate(peerPrivateData);
+            if (!xrc && (peer.flags() & ConnectionDataDescriptor.FLAG_XRC) != 0) {
+                // an RC queue pair cannot answer XRC queue pairs: refused, the requester hears why
+                throw new ProtocolException("the listener does not take XRC connections ("
+                    + (options.xrc() ? "its device, connection manager or mode cannot make them"
+                    : "RDMA_XRC / " + StreamConfiguration.XRC_PROP_NAME + " is not set on it") + ")");
+            }
+            if (xrc) {
+                // the listener: its target takes the requester's initiator now; its initiator goes to the target the
+                // requester offers once established (the requester moves that target before its RTU)
+                xrcPeer = XrcExtension.validateRequest(copy(peerPrivateData), 0, peerPrivateData.remaining());
+                path.readyToReceive(resources.xrcTarget, xrcPeer.initiator());
+            }
         }
-        final ByteBuffer data = ByteBuffer.allocate(ConnectionDataDescriptor.LENGTH);
-        final ConnectionDataFlyweight connectionData = new ConnectionDataFlyweight().wrap(new UnsafeBuffer(data), 0)
-            .header(ConnectionDataDescriptor.localFlags(ByteOrder.nativeOrder()), resources.initialCredits());
+        final ByteBuffer data = ByteBuffer.allocate(ConnectionDataDescriptor.LENGTH + (!xrc ? 0
+            : peerPrivateData == null ? XrcExtension.REQUEST_LENGTH : XrcExtension.REPLY_LENGTH));
+        final int flags = ConnectionDataDescriptor.localFlags(ByteOrder.nativeOrder())
+            | (xrc ? ConnectionDataDescriptor.FLAG_XRC : 0);
+        final UnsafeBuffer buffer = new UnsafeBuffer(data);
+        if (xrc && peerPrivateData == null) {
+            XrcExtension.writeRequest(buffer, 0, resources.xrcQueue.number(), resources.queuePair.number(), 0,
+                resources.xrcTarget.number());
+        } else if (xrc) {
+            final long[] domain = resources.context.xrcDomainIdentity();
+            XrcExtension.writeReply(buffer, 0, resources.xrcQueue.number(), resources.queuePair.number(), true,
+                xrcPeer.offeredTarget(), resources.xrcTarget.number(), domain[0], domain[1]);
+        }
+        final ConnectionDataFlyweight connectionData = new ConnectionDataFlyweight().wrap(buffer, 0)
+            .header(flags, resources.initialCredits());
         if (resources.sharedPool != null) {
             // SRQ mode: few credits to start with, up to the receive queue size later
             connectionData.creditWindow(resources.receiveQueueSize);
@@ -153,6 +216,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             ConnectionDataDescriptor.PRIVATE_DATA_OFFSET, copy.remaining());
     }
 
+    private static UnsafeBuffer copy(final ByteBuffer privateData) {
+        return new UnsafeBuffer(ByteBuffer.allocate(privateData.remaining()).put(privateData.duplicate()).flip());
+    }
+
     @Override
     public void established(final ByteBuffer peerPrivateData, final SocketAddress local, final SocketAddress remote)
         throws IOException {
@@ -161,6 +228,15 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         try {
             if (peer == null) {
                 peer = validate(peerPrivateData);
+                if (resources.xrcQueue != null) {
+                    connectXrcToListener(peerPrivateData);
+                }
+            } else if (resources.xrcQueue != null) {
+                path.readyToReceive(resources.queuePair, xrcPeer.offeredTarget());
+                path.readyToSend(resources.queuePair);
+            }
+            if (xrcPeer != null) {
+                send.xrcPeer(xrcPeer.sharedReceiveQueue());
             }
             localAddress = local;
             remoteAddress = remote;
@@ -186,6 +262,38 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             close();
         }
         notifyObserver();
+    }
+
+    /**
+     * The connector in XRC mode, before the listener hears that the handshake is over: the listener answered in
+     * XRC (a plain answer ends the attempt), and our offered target is connected to its initiator, our initiator to
+     * its target.
+     */
+    private void connectXrcToListener(final ByteBuffer reply) throws IOException {
+        if ((peer.flags() & ConnectionDataDescriptor.FLAG_XRC) == 0) {
+            throw new ProtocolException("the listener answered an XRC request in plain RC");
+        }
+        xrcPeer = XrcExtension.validateReply(copy(reply), 0, reply.remaining(), resources.xrcTarget.number());
+        path.readyToReceive(resources.xrcTarget, xrcPeer.initiator());
+        path.readyToReceive(resources.queuePair, xrcPeer.offeredTarget());
+        path.readyToSend(resources.queuePair);
+    }
+
+    /**
+     * XRC mode: the connection manager's lifeline to the peer ended. What arrived before is taken first; unless that
+     * held the peer's DISCONNECT, the connection is reset, as when a send finds the peer gone.
+     */
+    @Override
+    public void peerGone(final IOException cause) {
+        receive.lock();
+        send.lock();
+        try {
+            state.deferFailure("the peer let go of the connection (" + cause.getMessage() + ")");
+        } finally {
+            send.unlock();
+            receive.unlock();
+        }
+        afterCall();
     }
 
     /**
@@ -744,6 +852,11 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         send.detach();
         receive.drainShared();
         receive.detach();
+        final PeerPath lifeline = path;
+        path = null;
+        if (lifeline != null) {
+            lifeline.close();
+        }
         resources.release(this);
     }
 
@@ -833,6 +946,14 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 .append(", lastStatus=").append(send.lastStatus()).append('/').append(receive.lastStatus());
             if (resources.messageMode) {
                 out.append(", messageMode=true, awaitingFirstMessage=").append(state.awaitingFirstMessage);
+            }
+            if (resources.xrcQueue != null) {
+                out.append(", xrc=true, xrcSrq=").append(resources.xrcQueue.number()).append(", xrcTarget=")
+                    .append(resources.xrcTarget.number());
+                if (xrcPeer != null) {
+                    out.append(", peerSrq=").append(xrcPeer.sharedReceiveQueue()).append(", peerInitiator=")
+                        .append(xrcPeer.initiator());
+                }
             }
             return out.append(", error=").append(state.error()).append('}').toString();
         } finally {

@@ -87,6 +87,13 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
     }
 
     /**
+     * Whether the connection manager of {@code options} lets an endpoint make its own queue pairs (the XRC mode).
+     */
+    boolean supportsOwnQueuePairs(final StreamOptions options) throws IOException {
+        return manager(options).supportsOwnQueuePairs();
+    }
+
+    /**
      * The connection manager a listener or connection asked for ({@link StreamOptions#connectionManager()}): the
      * transport's own, or another this provider offers, opened on first use and kept until the transport closes.
      *

@@ -140,6 +140,13 @@ final class SendPath {
     }
 
     /**
+     * XRC mode, before {@link #start}: the peer's XRC shared receive queue, which every message names.
+     */
+    void xrcPeer(final int sharedReceiveQueue) {
+        proxy.remoteSharedReceiveQueue(sharedReceiveQueue);
+    }
+
+    /**
      * Established: the peer's credits are the first limit, its first region our target entry 0.
      */
     void start(final PeerConnectionData connectionData, final int sendQueueSize) {

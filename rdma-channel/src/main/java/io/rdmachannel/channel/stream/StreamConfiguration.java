@@ -122,6 +122,11 @@ public final class StreamConfiguration {
      * default of every listener and connection; {@code RDMA_SHARED_RECEIVE_QUEUE} sets it for one.
      */
     public static final String SHARED_RECEIVE_QUEUE_PROP_NAME = "rdmachannel.stream.sharedReceiveQueue";
+    /**
+     * Whether connections ask for the XRC mode (docs/xrc-stream-mode.md), the default of every listener and
+     * connection; RC stays the default.
+     */
+    public static final String XRC_PROP_NAME = "rdmachannel.stream.xrc";
 
     /** The most receives a device's shared receive queue holds (at most the device's limit). */
     public static final String SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME = "rdmachannel.stream.sharedReceiveQueueSize";
@@ -215,6 +220,7 @@ public final class StreamConfiguration {
     private final int memoryPoolSize;
     private final int memoryPoolIdleMillis;
     private final boolean sharedReceiveQueue;
+    private final boolean xrc;
     private final int sharedReceiveQueueSize;
     private final int sharedReceiveCredits;
     private final int stallEventMillis;
@@ -256,6 +262,7 @@ public final class StreamConfiguration {
         memoryPoolIdleMillis = intProperty(properties, MEMORY_POOL_IDLE_MILLIS_PROP_NAME,
             MEMORY_POOL_IDLE_MILLIS_DEFAULT, 1, 3_600_000);
         sharedReceiveQueue = booleanProperty(properties, SHARED_RECEIVE_QUEUE_PROP_NAME, false);
+        xrc = booleanProperty(properties, XRC_PROP_NAME, false);
         sharedReceiveQueueSize = intProperty(properties, SHARED_RECEIVE_QUEUE_SIZE_PROP_NAME,
             SHARED_RECEIVE_QUEUE_SIZE_DEFAULT, 64, 1 << 24);
         sharedReceiveCredits = intProperty(properties, SHARED_RECEIVE_CREDITS_PROP_NAME,
@@ -499,6 +506,15 @@ public final class StreamConfiguration {
      */
     public boolean sharedReceiveQueue() {
         return sharedReceiveQueue;
+    }
+
+    /**
+     * See {@link #XRC_PROP_NAME}.
+     *
+     * @return whether connections ask for the XRC mode.
+     */
+    public boolean xrc() {
+        return xrc;
     }
 
     /**

@@ -31,6 +31,7 @@ public final class StreamOptions {
     private long busyPollNanos;
     private boolean keepAlive;
     private boolean sharedReceiveQueue;
+    private boolean xrc;
     private ConnectionRequestFilter requestFilter = ConnectionRequestFilter.ACCEPT_ALL;
     private String connectionManager;
 
@@ -57,6 +58,7 @@ public final class StreamOptions {
         this.inlineSize = Math.min(configuration.inlineDataLength(), MAX_INLINE);
         this.busyPollNanos = configuration.pollingTimeMicros() * 1000L;
         this.sharedReceiveQueue = configuration.sharedReceiveQueue();
+        this.xrc = configuration.xrc();
     }
 
     private static StreamConfiguration jvmDefaults() {
@@ -83,6 +85,7 @@ public final class StreamOptions {
         copy.busyPollNanos = busyPollNanos;
         copy.keepAlive = keepAlive;
         copy.sharedReceiveQueue = sharedReceiveQueue;
+        copy.xrc = xrc;
         return copy;
     }
 
@@ -95,6 +98,7 @@ public final class StreamOptions {
         this.busyPollNanos = other.busyPollNanos;
         this.keepAlive = other.keepAlive;
         this.sharedReceiveQueue = other.sharedReceiveQueue;
+        this.xrc = other.xrc;
         this.requestFilter = other.requestFilter;
         this.connectionManager = other.connectionManager;
     }
@@ -251,6 +255,30 @@ public final class StreamOptions {
     }
 
     /**
+     * Set whether a connection asks for the XRC mode ({@link StreamConfiguration#XRC_PROP_NAME},
+     * docs/xrc-stream-mode.md): an XRC initiator and target queue pair and an XRC shared receive queue instead of an
+     * RC queue pair. It is used where the device has XRC, the connection manager lets the endpoint make its queue
+     * pairs and the peer agrees; otherwise the connection is plain RC. A listener with it answers XRC requests in XRC
+     * and plain ones in RC.
+     *
+     * @param enabled the setting.
+     * @return this.
+     */
+    public StreamOptions xrc(final boolean enabled) {
+        this.xrc = enabled;
+        return this;
+    }
+
+    /**
+     * Whether the XRC mode is asked for.
+     *
+     * @return whether enabled.
+     */
+    public boolean xrc() {
+        return xrc;
+    }
+
+    /**
      * The receive ring size.
      *
      * @return bytes.
@@ -330,6 +358,6 @@ public final class StreamOptions {
         return "StreamOptions{receiveBufferSize=" + receiveBufferSize + ", sendBufferSize=" + sendBufferSize
             + ", sendQueueSize=" + sendQueueSize + ", receiveQueueSize=" + receiveQueueSize
             + ", inlineSize=" + inlineSize + ", busyPollNanos=" + busyPollNanos + ", keepAlive=" + keepAlive
-            + ", sharedReceiveQueue=" + sharedReceiveQueue + '}';
+            + ", sharedReceiveQueue=" + sharedReceiveQueue + ", xrc=" + xrc + '}';
     }
 }

@@ -16,11 +16,11 @@ import org.agrona.MutableDirectBuffer;
  *  44: initiator flags  | sender's initiator QP number (u24); flag 0x01 NEW: created for this connection
  *  48: reserved (0)     | target QP in the receiver's domain the initiator is connected to (u24); in a request 0
  *                         if NEW; in a reply always set, the offered one if NEW
- *  52: reserved (0)     | target QP in the sender's domain offered to the receiver's initiator (u24; request only)
+ *  52: reserved (0)     | target QP in the sender's domain for the receiver's initiator (u24): in a request the
+ *                         one offered to a new initiator of the receiver; in a reply the one the requester's
+ *                         initiator connects to (the one the request named, or one created for a NEW initiator)
  *  56: (reply only) the sender's XRC domain identity, 16 bytes, not all zero
  * </pre>
- *
- * <p>The stream has no XRC mode yet: this is the wire format and its checks, ahead of the mode that will send it.
  */
 public final class XrcExtension {
     /** The version this side speaks. */
@@ -40,7 +40,7 @@ public final class XrcExtension {
     public static final int INITIATOR_OFFSET = OFFSET + 4;
     /** Offset of the target the sender's initiator is connected to. */
     public static final int CONNECTED_TARGET_OFFSET = OFFSET + 8;
-    /** Offset of the target offered to the receiver's initiator. */
+    /** Offset of the target in the sender's domain for the receiver's initiator (offered, or in a reply named). */
     public static final int OFFERED_TARGET_OFFSET = OFFSET + 12;
     /** Length of the extension in a request: with the connection data, the 56 bytes rdma_cm carries on IP. */
     public static final int REQUEST_LENGTH = 16;
@@ -65,7 +65,9 @@ public final class XrcExtension {
      * @param newInitiator       whether that initiator was created for this connection.
      * @param connectedTarget    the target in our domain the peer's initiator is connected to: in a request 0 for a
      *                           new initiator; in a reply always set, the target we offered if it is new.
-     * @param offeredTarget      in a request, the target in the peer's domain offered to our initiator; 0 in a reply.
+     * @param offeredTarget      in a request, the target in the peer's domain offered to our initiator; in a reply,
+     *                           the target in the peer's domain our initiator connects to (the one a request with
+     *                           an initiator not new named, or one created for a new initiator).
      * @param domainLow          in a reply, the first 8 bytes of the peer's domain identity; 0 in a request.
      * @param domainHigh         in a reply, the last 8 bytes of the peer's domain identity; 0 in a request.
      */
@@ -104,19 +106,22 @@ public final class XrcExtension {
      * @param newInitiator       whether the initiator is new, connected to the target the request offered.
      * @param connectedTarget    the target in the peer's domain our initiator is connected to: the one the request
      *                           offered if the initiator is new, else the one it already was.
+     * @param peerTarget         the target in our domain the requester's initiator connects to: the one its request
+     *                           named if that initiator is not new, else one created for it.
      * @param domainLow          the first 8 bytes of our domain identity.
      * @param domainHigh         the last 8 bytes of our domain identity.
      * @return the bytes of private data from {@code offset}: {@code OFFSET + REPLY_LENGTH}.
      * @throws IllegalArgumentException if a number is out of range or the identity is all zero.
      */
     public static int writeReply(final MutableDirectBuffer buffer, final int offset, final int sharedReceiveQueue,
-        final int initiator, final boolean newInitiator, final int connectedTarget, final long domainLow,
-        final long domainHigh) {
+        final int initiator, final boolean newInitiator, final int connectedTarget, final int peerTarget,
+        final long domainLow, final long domainHigh) {
         checkNumber("connectedTarget", connectedTarget, false);
+        checkNumber("peerTarget", peerTarget, false);
         if (domainLow == 0 && domainHigh == 0) {
             throw new IllegalArgumentException("a domain identity must not be all zero");
         }
-        write(buffer, offset, sharedReceiveQueue, initiator, newInitiator, connectedTarget, 0);
+        write(buffer, offset, sharedReceiveQueue, initiator, newInitiator, connectedTarget, peerTarget);
         buffer.putLong(offset + DOMAIN_OFFSET, domainLow, ORDER);
         buffer.putLong(offset + DOMAIN_OFFSET + Long.BYTES, domainHigh, ORDER);
         return OFFSET + REPLY_LENGTH;
@@ -159,9 +164,9 @@ public final class XrcExtension {
                 + "new names one: newInitiator=" + newInitiator + ", connectedTarget=" + connectedTarget);
         }
         final int offeredTarget = number(privateData, offset + OFFERED_TARGET_OFFSET);
-        if (offeredTarget == 0 || offeredTarget == initiator) {
-            throw new ProtocolException("a request offers a target other than its initiator: offeredTarget="
-                + offeredTarget + ", initiator=" + initiator);
+        // a target's number is the domain's, an initiator's its device's: they may be equal (shm numbers them apart)
+        if (offeredTarget == 0) {
+            throw new ProtocolException("a request offers a target: offeredTarget=0, initiator=" + initiator);
         }
         return new Peer(sharedReceiveQueue, initiator, newInitiator, connectedTarget, offeredTarget, 0, 0);
     }
@@ -192,16 +197,17 @@ public final class XrcExtension {
                 + "newInitiator=" + newInitiator + ", connectedTarget=" + connectedTarget + ", offeredTarget="
                 + offeredTarget);
         }
-        final int offered = number(privateData, offset + OFFERED_TARGET_OFFSET);
-        if (offered != 0) {
-            throw new ProtocolException("a reply offers no target: offeredTarget=" + offered);
+        final int peerTarget = number(privateData, offset + OFFERED_TARGET_OFFSET);
+        if (peerTarget == 0) {
+            throw new ProtocolException("a reply names the target our initiator connects to: peerTarget=0");
         }
         final long domainLow = privateData.getLong(offset + DOMAIN_OFFSET, ORDER);
         final long domainHigh = privateData.getLong(offset + DOMAIN_OFFSET + Long.BYTES, ORDER);
         if (domainLow == 0 && domainHigh == 0) {
             throw new ProtocolException("peer's XRC domain identity is all zero");
         }
-        return new Peer(sharedReceiveQueue, initiator, newInitiator, connectedTarget, 0, domainLow, domainHigh);
+        return new Peer(sharedReceiveQueue, initiator, newInitiator, connectedTarget, peerTarget, domainLow,
+            domainHigh);
     }
 
     private static void checkLength(final int privateDataLength, final int offset, final boolean reply)

@@ -89,10 +89,11 @@ class ShmDeviceTest {
         final DeviceAttributes attributes = device.attributes();
         assertEquals(new DeviceAttributes("shm0", 16384, 1 << 20, 16, 1024, 1 << 20, 1L << 40, 1L << 30, 4096,
             EnumSet.of(DeviceCapability.SHARED_RECEIVE_QUEUE, DeviceCapability.RDMA_WRITE_WITH_IMMEDIATE,
-                DeviceCapability.SYNCHRONOUS_TRANSFER, DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY)),
+                DeviceCapability.SYNCHRONOUS_TRANSFER, DeviceCapability.LOCAL_ACCESS_TO_ANY_MEMORY,
+                DeviceCapability.XRC)),
             attributes);
         assertTrue(attributes.has(DeviceCapability.SHARED_RECEIVE_QUEUE));
-        assertFalse(attributes.has(DeviceCapability.XRC));
+        assertTrue(attributes.has(DeviceCapability.XRC), "the shm provider has XRC domains and queue pairs");
         assertFalse(attributes.has(DeviceCapability.REMOTE_ACCESS_TO_REGISTERED_MEMORY));
     }
 

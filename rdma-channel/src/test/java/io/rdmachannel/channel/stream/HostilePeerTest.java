@@ -154,7 +154,8 @@ class HostilePeerTest {
         try (HostilePeer peer = HostilePeer.connect(cm, listener.localAddress(), editor)) {
             final Throwable refused = peer.awaitFailed();
             assertInstanceOf(ConnectException.class, refused, () -> "expected a rejection, got " + refused);
-            assertEquals("Connection refused: unsupported protocol", refused.getMessage());
+            // the requester hears why its connection data was refused
+            assertEquals("Connection refused: unsupported protocol: " + message, refused.getMessage());
             awaitCondition(() -> ((RsocketListener) listener).inProgress() == 0, listener::toString);
             assertNull(listener.accept(waker), listener::toString);
         }

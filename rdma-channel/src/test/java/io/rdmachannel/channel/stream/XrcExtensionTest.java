@@ -15,6 +15,7 @@ class XrcExtensionTest {
     private static final int INITIATOR = 0x00ABCD;
     private static final int CONNECTED = 0xFEDCBA;
     private static final int OFFERED = 0x000777;
+    private static final int PEER_TARGET = 0x000999;
     private static final long DOMAIN_LOW = 0x0102030405060708L;
     private static final long DOMAIN_HIGH = 0x1112131415161718L;
     /** Largest private data of a request on rdma_cm over IP, and of a reply. */
@@ -52,15 +53,16 @@ class XrcExtensionTest {
     @Test
     void shouldWriteAReplyWithItsDomainIdentity() throws ProtocolException {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[MAX_REPLY]);
-        assertEquals(72, XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, true, OFFERED, DOMAIN_LOW, DOMAIN_HIGH));
-        assertEquals("01123456" + "0100abcd" + "00000777" + "00000000" + "0102030405060708" + "1112131415161718",
+        assertEquals(72, XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, true, OFFERED, PEER_TARGET, DOMAIN_LOW,
+            DOMAIN_HIGH));
+        assertEquals("01123456" + "0100abcd" + "00000777" + "00000999" + "0102030405060708" + "1112131415161718",
             hex(buffer, XrcExtension.OFFSET, 32));
 
-        assertEquals(new XrcExtension.Peer(SRQ, INITIATOR, true, OFFERED, 0, DOMAIN_LOW, DOMAIN_HIGH),
+        assertEquals(new XrcExtension.Peer(SRQ, INITIATOR, true, OFFERED, PEER_TARGET, DOMAIN_LOW, DOMAIN_HIGH),
             XrcExtension.validateReply(buffer, 0, 72, OFFERED));
 
-        XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, false, CONNECTED, DOMAIN_LOW, DOMAIN_HIGH);
-        assertEquals(new XrcExtension.Peer(SRQ, INITIATOR, false, CONNECTED, 0, DOMAIN_LOW, DOMAIN_HIGH),
+        XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, false, CONNECTED, PEER_TARGET, DOMAIN_LOW, DOMAIN_HIGH);
+        assertEquals(new XrcExtension.Peer(SRQ, INITIATOR, false, CONNECTED, PEER_TARGET, DOMAIN_LOW, DOMAIN_HIGH),
             XrcExtension.validateReply(buffer, 0, 72, OFFERED));
     }
 
@@ -83,9 +85,7 @@ class XrcExtensionTest {
             "a request's initiator flagged new names no connected target, and one not new names one: "
                 + "newInitiator=false, connectedTarget=0");
         assertRequestRefused(b -> putNumber(b, XrcExtension.OFFERED_TARGET_OFFSET, 0), MAX_REQUEST,
-            "a request offers a target other than its initiator: offeredTarget=0, initiator=43981");
-        assertRequestRefused(b -> putNumber(b, XrcExtension.OFFERED_TARGET_OFFSET, INITIATOR), MAX_REQUEST,
-            "a request offers a target other than its initiator: offeredTarget=43981, initiator=43981");
+            "a request offers a target: offeredTarget=0, initiator=43981");
     }
 
     @Test
@@ -107,8 +107,8 @@ class XrcExtensionTest {
         assertReplyRefused(b -> putNumber(b, XrcExtension.CONNECTED_TARGET_OFFSET, CONNECTED), 72,
             "a reply's initiator must name its target, the one offered if it is new: newInitiator=true, "
                 + "connectedTarget=16702650, offeredTarget=1911");
-        assertReplyRefused(b -> putNumber(b, XrcExtension.OFFERED_TARGET_OFFSET, OFFERED), 72,
-            "a reply offers no target: offeredTarget=1911");
+        assertReplyRefused(b -> putNumber(b, XrcExtension.OFFERED_TARGET_OFFSET, 0), 72,
+            "a reply names the target our initiator connects to: peerTarget=0");
         assertReplyRefused(b -> b.setMemory(XrcExtension.DOMAIN_OFFSET, XrcExtension.DOMAIN_LENGTH, (byte) 0), 72,
             "peer's XRC domain identity is all zero");
         assertReplyRefused(b -> b.putByte(XrcExtension.SRQ_OFFSET, (byte) 0), 72,
@@ -131,9 +131,13 @@ class XrcExtensionTest {
                 () -> XrcExtension.writeRequest(buffer, 0, SRQ, INITIATOR, 0, 0)).getMessage());
         assertEquals("connectedTarget must be in [1, 16777215]: connectedTarget=0",
             assertThrows(IllegalArgumentException.class,
-                () -> XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, false, 0, 1, 1)).getMessage());
+                () -> XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, false, 0, PEER_TARGET, 1, 1)).getMessage());
+        assertEquals("peerTarget must be in [1, 16777215]: peerTarget=0",
+            assertThrows(IllegalArgumentException.class,
+                () -> XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, false, CONNECTED, 0, 1, 1)).getMessage());
         assertEquals("a domain identity must not be all zero", assertThrows(IllegalArgumentException.class,
-            () -> XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, false, CONNECTED, 0, 0)).getMessage());
+            () -> XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, false, CONNECTED, PEER_TARGET, 0, 0))
+                .getMessage());
     }
 
     private static UnsafeBuffer request() {
@@ -153,7 +157,7 @@ class XrcExtensionTest {
     private static void assertReplyRefused(final Consumer<UnsafeBuffer> change, final int length,
         final String message) {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[MAX_REPLY]);
-        XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, true, OFFERED, DOMAIN_LOW, DOMAIN_HIGH);
+        XrcExtension.writeReply(buffer, 0, SRQ, INITIATOR, true, OFFERED, PEER_TARGET, DOMAIN_LOW, DOMAIN_HIGH);
         change.accept(buffer);
         assertEquals(message, assertThrows(ProtocolException.class,
             () -> XrcExtension.validateReply(buffer, 0, length, OFFERED)).getMessage());

@@ -292,7 +292,7 @@ final class OobHandshake implements CmConnection {
             }
             privateData = endpoint.bind(queuePair, peer.privateData().asReadOnlyBuffer());
         } catch (final IOException ex) {
-            rejectQuietly(Rejection.of(RejectReason.UNSUPPORTED_PROTOCOL));
+            rejectQuietly(new Rejection(RejectReason.UNSUPPORTED_PROTOCOL, ex.getMessage()));
             throw ex;
         }
         if (queuePair != null) {
