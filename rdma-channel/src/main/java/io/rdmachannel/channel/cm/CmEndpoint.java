@@ -2,6 +2,7 @@ package io.rdmachannel.channel.cm;
 
 import io.rdmachannel.channel.spi.ProtectionDomain;
 import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairAttributes;
 import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.RdmaDevice;
 
@@ -198,6 +199,18 @@ public interface CmEndpoint {
         public static QueuePairSetup ownQueuePairs(final int advertisedQueuePairNumber, final int retryCount,
             final int rnrRetryCount) {
             return new QueuePairSetup(null, null, 0, retryCount, rnrRetryCount, advertisedQueuePairNumber);
+        }
+
+        /**
+         * The attributes of a move to READY_TO_SEND with this setup's retry counts: how each CM moves a queue pair
+         * there, its own or an endpoint's.
+         *
+         * @param sendPacketSequenceNumber this side's starting PSN.
+         * @return new attributes.
+         */
+        public QueuePairAttributes readyToSend(final int sendPacketSequenceNumber) {
+            return new QueuePairAttributes().sendPacketSequenceNumber(sendPacketSequenceNumber)
+                .retryCount(retryCount).rnrRetry(rnrRetryCount);
         }
 
         /**

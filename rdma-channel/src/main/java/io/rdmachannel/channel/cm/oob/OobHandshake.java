@@ -389,8 +389,7 @@ final class OobHandshake implements CmConnection {
 
         @Override
         public void readyToSend(final QueuePair target) throws IOException {
-            target.modify(QueuePairState.READY_TO_SEND, new QueuePairAttributes().sendPacketSequenceNumber(psn)
-                .retryCount(setup.retryCount()).rnrRetry(setup.rnrRetryCount()));
+            target.modify(QueuePairState.READY_TO_SEND, setup.readyToSend(psn));
         }
 
         @Override
