@@ -51,9 +51,10 @@ import java.nio.ByteOrder;
  *     it may move only up to Credits ahead. Nothing else changes on the wire. A plain rsockets peer ignores the flag
  *     and the reserved bytes and adopts every update as it always does; an rdmachannel peer checks updates against
  *     the window. It is in [Credits, {@value #MAX_CREDIT_WINDOW}].</li>
- *     <li>{@link #FLAG_XRC}, {@link #FLAG_ZERO_COPY_PLACEMENT}: reserved for rdmachannel's own extensions, to be
- *     negotiated through flag bits that rsockets leaves unused: a plain rsockets peer ignores them and keeps
- *     working, and an extension is on only when both sides set its bit. Not sent yet.</li>
+ *     <li>{@link #FLAG_XRC}, {@link #FLAG_ZERO_COPY_PLACEMENT}: rdmachannel's own extensions, negotiated through
+ *     flag bits that rsockets leaves unused: an extension is on only when both sides set its bit.
+ *     {@link #FLAG_XRC} is sent by the XRC mode with the extension of {@link XrcExtension} after these 40 bytes
+ *     (a listener without the mode refuses such a request); {@link #FLAG_ZERO_COPY_PLACEMENT} is not sent yet.</li>
  * </ul>
  *
  * The target SGL is an array of 16-byte {@link SgeDescriptor} entries the peer RDMA-writes into; the data buffer is
