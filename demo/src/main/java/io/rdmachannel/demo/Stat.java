@@ -35,7 +35,7 @@ import javax.management.remote.JMXServiceURL;
  * are not seen.
  */
 public final class Stat {
-    private static final String HEADER_FORMAT = "%-8s %-6s %-15s %-24s %-24s %12s %12s %8s %8s %6s%n";
+    private static final String HEADER_FORMAT = "%-8s %-6s %-4s %-15s %-24s %-24s %12s %12s %8s %8s %6s%n";
     private static final String DEVICE_FORMAT =
         "%-8s %-6s %-16s %6s %7s %4s %4s %4s %6s %4s %6s %9s %-7s %6s %6s %6s%n";
 
@@ -210,13 +210,13 @@ public final class Stat {
             out.println("no live rdmachannel connections in the processes of this user on this host");
             return;
         }
-        out.printf(Locale.ROOT, HEADER_FORMAT, "PID", "PROV", "STATE", "LOCAL", "REMOTE", "SENT", "RECEIVED",
+        out.printf(Locale.ROOT, HEADER_FORMAT, "PID", "PROV", "MODE", "STATE", "LOCAL", "REMOTE", "SENT", "RECEIVED",
             "CR-STALL", "BUF-STALL", "ERRORS");
         for (final Row row : rows) {
             final ConnectionInfo connection = row.connection();
             final ConnectionStatistics statistics = connection.statistics();
-            out.printf(Locale.ROOT, HEADER_FORMAT, row.pid(), connection.provider(), connection.state(),
-                connection.localAddress(), connection.remoteAddress(), statistics.bytesSent(),
+            out.printf(Locale.ROOT, HEADER_FORMAT, row.pid(), connection.provider(), connection.mode(),
+                connection.state(), connection.localAddress(), connection.remoteAddress(), statistics.bytesSent(),
                 statistics.bytesReceived(), statistics.creditStalls(), statistics.bufferStalls(),
                 statistics.completionErrors());
         }

@@ -50,6 +50,7 @@ class StatTest {
             assertEquals(StatPeer.BYTES, client.statistics().bytesSent(), client::toString);
             assertEquals(StatPeer.BYTES, server.statistics().bytesReceived(), server::toString);
             assertEquals("ESTABLISHED", client.state());
+            assertEquals("RC", client.mode());
             assertEquals(client.localAddress(), server.remoteAddress());
             assertEquals(client.remoteAddress(), server.localAddress());
 

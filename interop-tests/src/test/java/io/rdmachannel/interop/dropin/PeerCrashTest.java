@@ -13,12 +13,14 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import io.rdmachannel.channel.RdmaTransportMXBean;
 import io.rdmachannel.channel.spi.RdmaProviders;
@@ -26,8 +28,10 @@ import io.rdmachannel.channel.stream.StreamConfiguration;
 import io.rdmachannel.channel.stream.StreamTransport;
 import io.rdmachannel.channel.stream.StreamTransports;
 import io.rdmachannel.nio.RdmaSelectorProvider;
-import org.junit.jupiter.api.Test;
+import io.rdmachannel.nio.RdmaSocketOptions;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A peer process killed with SIGKILL while connecting, transferring or closing ({@link CrashVictim}, an unmodified
@@ -73,9 +77,21 @@ class PeerCrashTest {
     private final Map<SocketChannel, Long> open = new ConcurrentHashMap<>();
     private final AtomicLong lastEnd = new AtomicLong();
     private final List<String> failures = new ArrayList<>();
+    /** The mode of the current test: {@code RC} or {@code XRC}. */
+    private String mode;
 
-    @Test
-    void shouldEndEveryConnectionOfAKilledPeerWithinASecondAndLeakNothing() throws Exception {
+    /**
+     * The modes the kills run in: RC; on shm also XRC, both processes with it (the native provider's rdma_cm makes
+     * every connection RC).
+     */
+    static Stream<String> modes() {
+        return "shm".equals(PROVIDER) ? Stream.of("RC", "XRC") : Stream.of("RC");
+    }
+
+    @ParameterizedTest
+    @MethodSource("modes")
+    void shouldEndEveryConnectionOfAKilledPeerWithinASecondAndLeakNothing(final String mode) throws Exception {
+        this.mode = mode;
         final String keepAlive = System.setProperty(StreamConfiguration.KEEP_ALIVE_TIME_PROP_NAME, "1");
         final StreamTransport transport;
         try {
@@ -90,6 +106,8 @@ class PeerCrashTest {
         Throwable failed = null;
         try (ServerSocketChannel server = provider.openServerSocketChannel();
             Selector selector = provider.openSelector()) {
+            // the victim's channels ask for the mode JVM-wide; the accepted ones inherit the listener's
+            server.setOption(RdmaSocketOptions.RDMA_XRC, "XRC".equals(mode));
             server.bind(new InetSocketAddress(InetAddress.getByName(ADDRESS), 0), 64);
             server.configureBlocking(false);
             server.register(selector, SelectionKey.OP_ACCEPT);
@@ -148,7 +166,8 @@ class PeerCrashTest {
      */
     private long killOnce(final Selector selector, final ServerSocketChannel server, final InetSocketAddress address,
         final String phase, final int delayMillis, final int run, final RdmaTransportMXBean view) throws Exception {
-        final ChildJvm victim = ChildJvm.start(CrashVictim.class, true, List.of("rdmachannel.provider=" + PROVIDER),
+        final ChildJvm victim = ChildJvm.start(CrashVictim.class, true, List.of("rdmachannel.provider=" + PROVIDER,
+            StreamConfiguration.XRC_PROP_NAME + "=" + "XRC".equals(mode)),
             address.getAddress().getHostAddress(), Integer.toString(address.getPort()), phase);
         final long killedAt;
         final Thread blockedReader;
@@ -172,9 +191,11 @@ class PeerCrashTest {
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedAt) + " ms after the victim's start, "
                 + held.size() + " connection(s) accepted; the survivor's connections: "
                 + List.of(view.getConnections()) + "\n" + victim.describe());
-            // over RDMA, not a TCP fallback
+            // over RDMA, not a TCP fallback, and in the mode asked for
             assertTrue(view.getConnectionCount() >= CrashVictim.HELD, () -> List.of(view.getConnections()) + " "
                 + held);
+            assertTrue(Arrays.stream(view.getConnections()).allMatch(c -> mode.equals(c.mode())),
+                () -> List.of(view.getConnections()).toString());
             blockedReader = Thread.ofPlatform().name("blocked-reader-" + run).start(() -> readBlocking(held.get(0)));
             for (final SocketChannel channel : held.subList(1, held.size())) {
                 watch(selector, channel);

@@ -827,7 +827,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             : state.peerDisconnected ? "PEER_CLOSED" : state.outputShutdown ? "OUTPUT_SHUTDOWN"
             : state.peerShutdown ? "PEER_SHUTDOWN" : "ESTABLISHED";
         final ConnectionStatistics statistics = statistics();
-        return new ConnectionInfo(transport.providerName(), phase, StreamEvents.text(localAddress),
+        final String mode = resources.xrcQueue != null ? "XRC" : resources.sharedPool != null ? "SRQ" : "RC";
+        return new ConnectionInfo(transport.providerName(), mode, phase, StreamEvents.text(localAddress),
             StreamEvents.text(remoteAddress), error == null ? null : error.toString(), statistics);
     }
 

@@ -63,6 +63,7 @@ class TransportMXBeanTest {
                     .filter(c -> c.localAddress().equals(StreamEvents.text(client.localAddress())))
                     .findFirst().orElseThrow();
                 assertEquals("shm", ours.provider());
+                assertEquals("RC", ours.mode());
                 assertEquals("OUTPUT_SHUTDOWN", ours.state(), ours::toString);
                 assertEquals(StreamEvents.text(listener.localAddress()), ours.remoteAddress());
                 assertEquals(4321, ours.statistics().bytesSent(), ours::toString);

@@ -9,6 +9,7 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.SocketException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -66,6 +67,7 @@ class XrcStreamTest {
         open.add(server);
         assertTrue(server.describe().contains("xrc=true"), server::describe);
         assertTrue(client.describe().contains("xrc=true"), client::describe);
+        assertEquals("XRC", ((RsocketConnection) server).info().mode());
 
         transfer(client, clientWaker, server, serverWaker, 8 << 20, 5000);
         transfer(server, serverWaker, client, clientWaker, 1 << 20, 100);
@@ -99,6 +101,42 @@ class XrcStreamTest {
         } finally {
             plainListener.close();
         }
+    }
+
+    /**
+     * The connection manager's lifeline ended (the peer died or let go without a word): a connection whose peer said
+     * nothing more is reset, with the cause; one whose peer's DISCONNECT had arrived just ends.
+     */
+    @Test
+    void shouldResetAConnectionWhosePeerLeftWithoutAWordAndEndOneWhosePeerSaidGoodbye() throws Exception {
+        transport = StreamTransports.open(RdmaProviders.byName("shm"));
+        listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
+            new StreamOptions().xrc(true), serverWaker);
+        final StreamConnection silent = connectXrc();
+        final RsocketConnection silentServer = (RsocketConnection) BlockingStream.accept(listener, serverWaker);
+        open.add(silentServer);
+        silentServer.peerGone(new IOException("the peer closed the connection's lifeline"));
+        final SocketException reset = assertThrows(SocketException.class,
+            () -> BlockingStream.read(silentServer, ByteBuffer.allocate(8), serverWaker));
+        assertEquals("Connection reset", reset.getMessage());
+        assertTrue(java.util.Arrays.stream(reset.getSuppressed()).anyMatch(s -> s.getMessage().contains(
+            "the peer let go of the connection (the peer closed the connection's lifeline)")), reset::toString);
+
+        final StreamConnection polite = connectXrc();
+        final RsocketConnection politeServer = (RsocketConnection) BlockingStream.accept(listener, serverWaker);
+        open.add(politeServer);
+        polite.close();
+        assertEquals(-1, BlockingStream.read(politeServer, ByteBuffer.allocate(8), serverWaker));
+        politeServer.peerGone(new IOException("the peer closed the connection's lifeline"));
+        assertEquals(-1, BlockingStream.read(politeServer, ByteBuffer.allocate(8), serverWaker));
+        assertTrue(silent.describe().contains("xrc=true"), silent::describe);
+    }
+
+    private StreamConnection connectXrc() throws IOException {
+        final StreamConnection client = BlockingStream.connect(transport.connect(listener.localAddress(), null,
+            new StreamOptions().xrc(true), clientWaker), clientWaker);
+        open.add(client);
+        return client;
     }
 
     /** {@code total} random bytes in pieces of up to {@code piece} from one end to the other, then its end. */
