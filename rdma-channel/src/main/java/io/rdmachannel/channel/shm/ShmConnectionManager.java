@@ -850,15 +850,13 @@ final class ShmConnectionManager implements ConnectionManager {
                     closeChannelAfterLastFrame();
                     return;
                 }
+                keepAsLifeline();
                 try {
                     send(frame(RTU));
                 } catch (final IOException ex) {
                     // established already: the listener's side fails without its RTU
-                    lifeline = true;
                     lifelineEnded(new IOException("the RTU did not reach the listener: " + ex.getMessage(), ex));
-                    return;
                 }
-                keepAsLifeline();
                 return;
             }
             moveToReadyToSend(peerGid, peerQueuePair, peerPsn);
@@ -911,7 +909,7 @@ final class ShmConnectionManager implements ConnectionManager {
             lifelineEnded(new IOException(gone));
         }
 
-        /** Manager's thread. */
+        /** Manager's thread; {@code cause} is told unless the endpoint closed the lifeline itself. */
         private void lifelineEnded(final IOException cause) {
             if (!lifeline) {
                 return;
@@ -927,13 +925,7 @@ final class ShmConnectionManager implements ConnectionManager {
         /** The endpoint closed its path (any thread), or the manager stops. */
         void closeLifeline() {
             lifelineClosed = true;
-            executeOrRunHere(() -> {
-                if (lifeline) {
-                    lifeline = false;
-                    lifelines.remove(this);
-                    closeChannelAfterLastFrame();
-                }
-            });
+            executeOrRunHere(() -> lifelineEnded(null));
         }
 
         /**

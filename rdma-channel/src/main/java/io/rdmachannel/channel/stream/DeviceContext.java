@@ -11,6 +11,7 @@ import io.rdmachannel.channel.spi.XrcDomain;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
@@ -200,7 +201,7 @@ final class DeviceContext implements AutoCloseable {
      */
     synchronized long[] xrcDomainIdentity() {
         if (xrcDomainIdentity == null) {
-            final java.security.SecureRandom random = new java.security.SecureRandom();
+            final SecureRandom random = new SecureRandom();
             long low;
             do {
                 low = random.nextLong();
