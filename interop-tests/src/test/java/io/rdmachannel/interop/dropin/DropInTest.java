@@ -116,6 +116,26 @@ class DropInTest {
             accepted::toString);
     }
 
+    /**
+     * An unmodified client in the XRC mode ({@code rdmachannel.stream.xrc=true}) against a server without it: the
+     * server refuses the XRC request as a protocol it does not take, and the client connects again in RC instead of
+     * falling back to TCP as it does for a peer without RDMA.
+     */
+    @Test
+    void shouldConnectInRcNotTcpWhenTheServerDoesNotTakeXrc() throws Exception {
+        final String port = echoServer(true, "selector");
+
+        final ChildJvm client = start(NioEchoClient.class, true, List.of("rdmachannel.stream.xrc=true"),
+            concat(ADDRESS, port, SIZES));
+
+        final String path = client.expect("PATH ", SECONDS);
+        assertTrue(path.contains(RDMA_PATH), path + "\n" + client.describe());
+        client.expect("OK ", SECONDS);
+        assertEquals(0, client.awaitExit(SECONDS), client::describe);
+        final String accepted = server().expect("ACCEPTED ", SECONDS);
+        assertTrue(accepted.contains(RDMA_PATH + " (accepted over RDMA)"), accepted + "\n" + server().describe());
+    }
+
     @Test
     void shouldFallBackToTcpWhenThePeerHasNoRdma() throws Exception {
         final String port = echoServer(false, "selector");

@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.stream;
 
 import io.rdmachannel.channel.cm.CmEndpoint;
+import io.rdmachannel.channel.cm.NoRdmaPathException;
 import io.rdmachannel.channel.ConnectionInfo;
 import io.rdmachannel.channel.ConnectionStatistics;
 import io.rdmachannel.channel.spi.AccessFlags;
@@ -97,6 +98,14 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     private PeerPath path;
     /** XRC mode: the peer's numbers from its connection data. */
     private XrcExtension.Peer xrcPeer;
+    /** The active side asked the listener for the XRC mode (set as the request is made). */
+    private volatile boolean xrcAsked;
+    /** The active side in XRC mode: the listener answered in plain RC. */
+    private volatile boolean xrcAnsweredPlain;
+    /** The active side: the connector that tries again in RC when the listener refuses the XRC mode. */
+    private volatile RsocketConnector connector;
+    /** Why a connection that asked for the XRC mode runs in RC (for {@link #describe()}), or null. */
+    private volatile String rcBecause;
     private SocketAddress localAddress;
     private SocketAddress remoteAddress;
     /** The address connected to or accepted from, known before establishment: for events and diagnostics. */
@@ -140,6 +149,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 resources.release(this);
                 throw ex;
             }
+            xrcAsked = !passive;
             return QueuePairSetup.ownQueuePairs(resources.queuePair.number(), configuration.retryCount(),
                 configuration.rnrRetryCount());
         }
@@ -271,6 +281,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      */
     private void connectXrcToListener(final ByteBuffer reply) throws IOException {
         if ((peer.flags() & ConnectionDataDescriptor.FLAG_XRC) == 0) {
+            xrcAnsweredPlain = true;
             throw new ProtocolException("the listener answered an XRC request in plain RC");
         }
         xrcPeer = XrcExtension.validateReply(copy(reply), 0, reply.remaining(), resources.xrcTarget.number());
@@ -328,8 +339,37 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         transport.onFailed();
         if (listener != null) {
             listener.onFailed(this);
+        } else {
+            final RsocketConnector current = connector;
+            if (current != null && xrcRefused(cause) && current.tryAgainInRc(this, cause)) {
+                // the connector's next attempt reports readiness; this one never will
+                return;
+            }
         }
         notifyObserver();
+    }
+
+    /**
+     * The active side: whether this attempt failed because the listener does not take the XRC mode (it refused the
+     * request as a protocol it does not speak, or answered in plain RC), so that an attempt in RC may succeed.
+     */
+    private boolean xrcRefused(final IOException cause) {
+        return xrcAsked && (xrcAnsweredPlain || cause instanceof NoRdmaPathException noPath
+            && noPath.reason() == NoRdmaPathException.Reason.UNSUPPORTED_PROTOCOL);
+    }
+
+    /**
+     * The active side: the connector to tell when the listener refuses the XRC mode; set before the attempt starts.
+     */
+    void connector(final RsocketConnector newConnector) {
+        this.connector = newConnector;
+    }
+
+    /**
+     * Why this connection runs in RC although the XRC mode was asked for, shown by {@link #describe()}.
+     */
+    void rcBecause(final String reason) {
+        this.rcBecause = reason;
     }
 
     boolean isEstablished() {
@@ -947,6 +987,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 .append(", lastStatus=").append(send.lastStatus()).append('/').append(receive.lastStatus());
             if (resources.messageMode) {
                 out.append(", messageMode=true, awaitingFirstMessage=").append(state.awaitingFirstMessage);
+            }
+            if (rcBecause != null) {
+                out.append(", xrc=false (").append(rcBecause).append(')');
             }
             if (resources.xrcQueue != null) {
                 out.append(", xrc=true, xrcSrq=").append(resources.xrcQueue.number()).append(", xrcTarget=")

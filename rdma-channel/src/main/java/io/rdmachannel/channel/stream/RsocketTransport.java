@@ -48,6 +48,8 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
     /** Managers other than the default that channels asked for, by name, in the order they were opened. */
     private final Map<String, ConnectionManager> otherManagers = new LinkedHashMap<>();
     private final Map<RdmaDevice, DeviceContext> contexts = new IdentityHashMap<>();
+    /** Listeners that refused the XRC mode lately: connects to them ask for RC at once. */
+    private final XrcRefusals xrcRefusals = new XrcRefusals();
     private static final long LINGER_TICK_MICROS = 1000;
 
     private ScheduledExecutorService keepAlive;
@@ -355,11 +357,45 @@ final class RsocketTransport implements StreamTransport, AutoCloseable, RdmaTran
     public StreamConnector connect(final SocketAddress remote, final SocketAddress local,
         final StreamOptions options, final ReadinessObserver observer) throws IOException {
         Objects.requireNonNull(remote, "remote");
-        final RsocketConnection connection = new RsocketConnection(this, options.copy(), null);
+        final StreamOptions own = options.copy();
+        final String refused = own.xrc() ? xrcRefusals.refusal(remote) : null;
+        if (refused != null) {
+            own.xrc(false);
+        }
+        final RsocketConnection connection = newConnection(remote, own, observer);
+        if (refused != null) {
+            connection.rcBecause("the listener refused it lately: " + refused);
+        }
+        final RsocketConnector connector = new RsocketConnector(this, connection, remote, local, own, observer);
+        connection.connector(connector);
+        connector.start();
+        return connector;
+    }
+
+    /**
+     * A connection to {@code remote}, not yet started ({@link #startAttempt}).
+     */
+    RsocketConnection newConnection(final SocketAddress remote, final StreamOptions options,
+        final ReadinessObserver observer) {
+        final RsocketConnection connection = new RsocketConnection(this, options, null);
         connection.peerAddress(remote);
         connection.observer(observer);
-        final CmConnection attempt = manager(options).connect(remote, local, connection);
-        return new RsocketConnector(connection, attempt);
+        return connection;
+    }
+
+    /**
+     * Start {@code connection}'s attempt through the connection manager {@code options} name.
+     */
+    CmConnection startAttempt(final RsocketConnection connection, final SocketAddress remote,
+        final SocketAddress local, final StreamOptions options) throws IOException {
+        return manager(options).connect(remote, local, connection);
+    }
+
+    /**
+     * The listener at {@code remote} refused the XRC mode: connects there ask for RC for a while.
+     */
+    void rememberXrcRefusal(final SocketAddress remote, final String reason) {
+        xrcRefusals.remember(remote, reason);
     }
 
     /**

@@ -220,8 +220,9 @@ class RsocketStreamTest {
                     connection.failed(cause);
                 }
             };
-            final StreamConnector connector = new RsocketConnector(connection,
-                manager.connect(listener.localAddress(), null, heldBack));
+            final RsocketConnector connector = new RsocketConnector((RsocketTransport) transport, connection,
+                listener.localAddress(), null, new StreamOptions(), null);
+            connector.started(manager.connect(listener.localAddress(), null, heldBack));
             assertTrue(inEstablished.await(10, TimeUnit.SECONDS), connection::describe);
             connector.close();
             proceed.countDown();

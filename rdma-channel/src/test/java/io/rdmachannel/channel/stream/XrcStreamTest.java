@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmachannel.channel.spi.RdmaProviders;
 
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.SocketException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -75,10 +74,11 @@ class XrcStreamTest {
 
     /**
      * A listener not in XRC mode refuses an XRC request, saying why (an RC queue pair cannot answer XRC queue
-     * pairs; there is no fallback to RC yet); the other way round a plain request to an XRC listener gets plain RC.
+     * pairs); the connector then connects again in RC, once, and remembers the listener, so the next connect there
+     * asks for RC at once. The other way round a plain request to an XRC listener gets plain RC.
      */
     @Test
-    void shouldAnswerAPlainRequestInRcAndRefuseAPlainAnswerToAnXrcRequest() throws Exception {
+    void shouldAnswerAPlainRequestInRcAndFallBackToRcWhereTheListenerRefusesXrc() throws Exception {
         transport = StreamTransports.open(RdmaProviders.byName("shm"));
         listener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
             new StreamOptions().xrc(true), serverWaker);
@@ -90,14 +90,32 @@ class XrcStreamTest {
         assertFalse(accepted.describe().contains("xrc=true"), accepted::describe);
         transfer(plain, clientWaker, accepted, serverWaker, 1 << 16, 1000);
 
+        final RsocketTransport engine = (RsocketTransport) transport;
         final StreamListener plainListener = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(),
             0), 8, new StreamOptions(), serverWaker);
         try {
-            final ConnectException refused = assertThrows(ConnectException.class, () -> BlockingStream.connect(
-                transport.connect(plainListener.localAddress(), null, new StreamOptions().xrc(true), clientWaker),
-                clientWaker));
-            assertEquals("Connection refused: unsupported protocol: the listener does not take XRC connections "
-                + "(RDMA_XRC / rdmachannel.stream.xrc is not set on it)", refused.getMessage());
+            final long failedBefore = engine.getConnectionsFailed();
+            final StreamConnection fellBack = BlockingStream.connect(transport.connect(plainListener.localAddress(),
+                null, new StreamOptions().xrc(true), clientWaker), clientWaker);
+            open.add(fellBack);
+            final StreamConnection server = BlockingStream.accept(plainListener, serverWaker);
+            open.add(server);
+            assertEquals("RC", ((RsocketConnection) fellBack).info().mode());
+            assertTrue(fellBack.describe().contains("xrc=false (the listener refused it: Connection refused: "
+                + "unsupported protocol: the listener does not take XRC connections (RDMA_XRC / "
+                + "rdmachannel.stream.xrc is not set on it))"), fellBack::describe);
+            // the refused attempt, on each side
+            assertEquals(failedBefore + 2, engine.getConnectionsFailed());
+            transfer(fellBack, clientWaker, server, serverWaker, 1 << 16, 1000);
+
+            final StreamConnection second = BlockingStream.connect(transport.connect(plainListener.localAddress(),
+                null, new StreamOptions().xrc(true), clientWaker), clientWaker);
+            open.add(second);
+            final StreamConnection secondServer = BlockingStream.accept(plainListener, serverWaker);
+            open.add(secondServer);
+            assertTrue(second.describe().contains("xrc=false (the listener refused it lately: "), second::describe);
+            assertEquals(failedBefore + 2, engine.getConnectionsFailed());
+            transfer(second, clientWaker, secondServer, serverWaker, 1 << 12, 10);
         } finally {
             plainListener.close();
         }
