@@ -6,7 +6,6 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamConfiguration;
 import io.rdmachannel.demo.Stat;
 import io.rdmachannel.nio.RdmaSocketChannel;
-import io.rdmachannel.nio.RdmaSocketOptions;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -52,7 +51,9 @@ public final class ScaleMain {
                               address of the RDMA device's interface)
           --mode MODE         rc: each connection has a receive queue of its own (the default); srq: both
                               sides take their receives from their device's shared receive queue
-                              (RDMA_SHARED_RECEIVE_QUEUE)
+                              (RDMA_SHARED_RECEIVE_QUEUE); xrc: both sides run the stream's XRC mode
+                              (RDMA_XRC; shm only: an initiator, a target in the host's XRC domain and an XRC
+                              shared receive queue per connection and side)
           --timeout SECONDS   give up on one count after this long, 1 to 86400 (default 900)
           --help              show this text
 
@@ -82,7 +83,7 @@ public final class ScaleMain {
         String provider = null;
         InetAddress address = null;
         long timeoutSeconds = 900;
-        boolean shared = false;
+        String mode = ScaleServer.RC;
         try {
             for (int i = 0; i < args.length; i++) {
                 final String arg = args[i];
@@ -100,10 +101,9 @@ public final class ScaleMain {
                     case "--provider" -> provider = BenchOptions.provider(value);
                     case "--address" -> address = BenchOptions.address(value);
                     case "--timeout" -> timeoutSeconds = BenchOptions.number(arg, value, 1, 86_400, false);
-                    case "--mode" -> shared = switch (value) {
-                        case "rc" -> false;
-                        case "srq" -> true;
-                        default -> throw new IllegalArgumentException("--mode must be rc or srq: " + value);
+                    case "--mode" -> mode = switch (value) {
+                        case ScaleServer.RC, ScaleServer.SRQ, ScaleServer.XRC -> value;
+                        default -> throw new IllegalArgumentException("--mode must be rc, srq or xrc: " + value);
                     };
                     default -> throw new IllegalArgumentException("unknown option " + arg);
                 }
@@ -116,7 +116,7 @@ public final class ScaleMain {
             System.setProperty(RdmaProviders.PROVIDER_PROP_NAME, provider);
         }
         final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
-        if (shared) {
+        if (mode.equals(ScaleServer.SRQ)) {
             out.printf(Locale.ROOT, "provider %s, SRQ mode; each connection: %d KiB send ring, %d KiB receive ring, "
                 + "%d receives reserved in its device's shared receive queue (%d credits and %d for control "
                 + "messages), up to %d credits while busy%n", RdmaProviders.defaultProvider().name(),
@@ -124,9 +124,10 @@ public final class ScaleMain {
                 stream.sharedReceiveCredits() + stream.controlWindow(), stream.sharedReceiveCredits(),
                 stream.controlWindow(), stream.receiveQueueSize());
         } else {
-            out.printf(Locale.ROOT, "provider %s; each connection: %d KiB send ring, %d KiB receive ring, %d "
+            out.printf(Locale.ROOT, "provider %s%s; each connection: %d KiB send ring, %d KiB receive ring, %d "
                 + "receives posted (%d credits and %d for control messages)%n", RdmaProviders.defaultProvider().name(),
-                stream.sendBufferLength() / 1024, stream.receiveBufferLength() / 1024,
+                mode.equals(ScaleServer.XRC) ? ", XRC mode" : "", stream.sendBufferLength() / 1024,
+                stream.receiveBufferLength() / 1024,
                 stream.receiveQueueSize() + stream.controlWindow(), stream.receiveQueueSize(), stream.controlWindow());
         }
         out.printf(Locale.ROOT, "%11s %-6s %6s %6s %6s %6s %8s %8s %8s %6s %6s %7s %8s %10s %9s%n", "connections",
@@ -135,7 +136,7 @@ public final class ScaleMain {
         boolean clean = true;
         for (final int count : counts) {
             try {
-                clean &= measure(count, address, shared, timeoutSeconds, out, err);
+                clean &= measure(count, address, mode, timeoutSeconds, out, err);
             } catch (final IOException | RuntimeException ex) {
                 err.println("rdmachannel scale: " + count + " connections failed: " + ex);
                 ex.printStackTrace(err);
@@ -145,13 +146,11 @@ public final class ScaleMain {
         return clean ? 0 : 1;
     }
 
-    private static boolean measure(final int count, final InetAddress address, final boolean shared,
+    private static boolean measure(final int count, final InetAddress address, final String mode,
         final long timeoutSeconds, final PrintStream out, final PrintStream err) throws IOException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
         final List<String> serverArgs = new ArrayList<>();
-        if (shared) {
-            serverArgs.add(ScaleServer.SRQ);
-        }
+        serverArgs.add(mode);
         if (address != null) {
             serverArgs.add(address.getHostAddress());
         }
@@ -172,7 +171,7 @@ public final class ScaleMain {
                         throw new IOException("timed out after " + i + " of " + count + " connections");
                     }
                     final long connectStart = System.nanoTime();
-                    final SocketChannel channel = connect(target, shared);
+                    final SocketChannel channel = connect(target, mode);
                     channels.add(channel);
                     echo.clear().put((byte) i).flip();
                     channel.write(echo);
@@ -230,13 +229,13 @@ public final class ScaleMain {
         out.flush();
     }
 
-    private static SocketChannel connect(final String target, final boolean shared) throws IOException {
-        if (!shared) {
+    private static SocketChannel connect(final String target, final String mode) throws IOException {
+        if (mode.equals(ScaleServer.RC)) {
             return Transport.RDMA.connect(target);
         }
         final RdmaSocketChannel channel = RdmaSocketChannel.open();
         try {
-            channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, true);
+            ScaleServer.setMode(channel, mode);
             channel.connect(Transport.inetAddress(target));
             return channel;
         } catch (final IOException | RuntimeException ex) {

@@ -10,11 +10,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.NetworkChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Iterator;
+import java.util.List;
 
 /**
  * The server of {@code ./rdmachannel scale}, in the second JVM: one RDMA listener and one selector thread that
@@ -23,8 +25,12 @@ import java.util.Iterator;
  * ends.
  */
 final class ScaleServer {
+    /** The first argument for RC streams (each connection with queues of its own). */
+    static final String RC = "rc";
     /** The first argument that puts the listener in SRQ mode. */
-    static final String SRQ = "--srq";
+    static final String SRQ = "srq";
+    /** The first argument that puts the listener in the stream's XRC mode. */
+    static final String XRC = "xrc";
     /** The listener's backlog: connection requests wait while the selector thread echoes. */
     private static final int BACKLOG = 4096;
 
@@ -34,23 +40,22 @@ final class ScaleServer {
     /**
      * Serve until stdin ends.
      *
-     * @param args optionally {@value #SRQ} (SRQ mode), then optionally the IP address to listen on (the loopback by
-     *     default).
+     * @param args the mode ({@value #RC}, {@value #SRQ} or {@value #XRC}), then optionally the IP address to listen
+     *     on (the loopback by default).
      */
     static void main(final String[] args) throws IOException {
-        final boolean shared = args.length > 0 && args[0].equals(SRQ);
-        final int rest = shared ? 1 : 0;
-        if (args.length - rest > 1) {
-            System.err.println("usage: ScaleServer [" + SRQ + "] [ADDRESS] (started by ScaleMain)");
+        if (args.length < 1 || args.length > 2 || !List.of(RC, SRQ, XRC).contains(args[0])) {
+            System.err.println("usage: ScaleServer rc|srq|xrc [ADDRESS] (started by ScaleMain)");
             System.exit(2);
         }
+        final int rest = 1;
         final InetAddress address = args.length - rest == 1 ? InetAddress.ofLiteral(args[rest])
             : InetAddress.getLoopbackAddress();
         final PrintStream out = System.out;
         try (ServerSocketChannel listener = RdmaServerSocketChannel.open()) {
             final Selector selector = listener.provider().openSelector();
             try {
-                listener.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, shared);
+                setMode(listener, args[0]);
                 listener.bind(new InetSocketAddress(address, 0), BACKLOG);
                 listener.configureBlocking(false);
                 listener.register(selector, SelectionKey.OP_ACCEPT);
@@ -69,6 +74,14 @@ final class ScaleServer {
             }
         }
         System.exit(0);
+    }
+
+    /**
+     * Put {@code channel} (a client or a listener) in {@code mode}.
+     */
+    static void setMode(final NetworkChannel channel, final String mode) throws IOException {
+        channel.setOption(RdmaSocketOptions.RDMA_SHARED_RECEIVE_QUEUE, mode.equals(SRQ));
+        channel.setOption(RdmaSocketOptions.RDMA_XRC, mode.equals(XRC));
     }
 
     private static void serve(final Selector selector) {

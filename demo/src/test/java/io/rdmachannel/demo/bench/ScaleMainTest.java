@@ -104,7 +104,7 @@ class ScaleMainTest {
         assertEquals(2, ScaleMain.run(new String[] {"--connections", "5"}, out, errors));
         assertEquals(2, ScaleMain.run(new String[] {"--connections"}, out, errors));
         assertEquals(2, ScaleMain.run(new String[] {"--frobnicate", "1"}, out, errors));
-        assertEquals(2, ScaleMain.run(new String[] {"--mode", "xrc"}, out, errors));
+        assertEquals(2, ScaleMain.run(new String[] {"--mode", "rd"}, out, errors));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--connections must be between 10"),
             () -> err.toString(StandardCharsets.UTF_8));
     }

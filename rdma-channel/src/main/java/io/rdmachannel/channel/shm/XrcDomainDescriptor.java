@@ -1,7 +1,7 @@
 package io.rdmachannel.channel.shm;
 
 /**
- * Layout of an XRC domain's registry: one file {@code xrcd2-<dev>-<inode>} in the provider's directory, named by the
+ * Layout of an XRC domain's registry: one file {@code xrcd3-<dev>-<inode>} in the provider's directory, named by the
  * device and inode of the file that identifies the domain, mapped by every process that has the domain open. Every
  * change happens under an exclusive lock of the whole file ({@link XrcRegistry}), which the kernel drops when its
  * holder dies; nothing here is changed without it.
@@ -33,8 +33,10 @@ final class XrcDomainDescriptor {
     static final int STATE_DELETED = 2;
 
     static final int OPENERS = 64;
-    static final int TARGETS = 4096;
-    static final int SRQS = 16384;
+    /** Target queue pairs the registry holds: a power of two (a number's entry is its low bits). */
+    static final int TARGETS = 32768;
+    /** XRC shared receive queues the registry holds: a power of two (a number's entry is its low bits). */
+    static final int SRQS = 65536;
     static final int EVENT_RING = 8;
     static final int MAX_NUMBER = 0xFFFFFF;
 
@@ -74,16 +76,32 @@ final class XrcDomainDescriptor {
 
     /**
      * The registry's name before the device and inode: a layout of its own per version, so that a registry another
-     * version left (with 128 targets and queues; the stream's XRC mode needs one of each per connection and side) is
-     * never read as this one.
+     * version left (with 128, then 4,096 targets; the stream's XRC mode needs a target and a queue per connection and
+     * side, and now finds an entry by its number) is never read as this one. The file is sparse: only entries in use
+     * become memory.
      */
-    static final String FILE_PREFIX = "xrcd2-";
+    static final String FILE_PREFIX = "xrcd3-";
 
     private XrcDomainDescriptor() {
     }
 
     static long openerOffset(final int index) {
         return OPENERS_OFFSET + (long) index * OPENER_ENTRY_LENGTH;
+    }
+
+    /**
+     * The entry of the target queue pair {@code number} (1 to {@link #MAX_NUMBER}): its number's low bits, so a
+     * look-up reads one entry.
+     */
+    static int targetIndex(final int number) {
+        return (number - 1) & (TARGETS - 1);
+    }
+
+    /**
+     * The entry of the XRC shared receive queue {@code number}, as {@link #targetIndex}.
+     */
+    static int srqIndex(final int number) {
+        return (number - 1) & (SRQS - 1);
     }
 
     static long targetOffset(final int index) {

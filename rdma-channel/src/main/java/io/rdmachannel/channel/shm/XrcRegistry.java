@@ -307,6 +307,7 @@ final class XrcRegistry {
                 return false;
             }
             dropOpenerLocked(opener);
+            destroyUnreferencedTargetsLocked();
             reapLocked();
             for (int i = 0; i < OPENERS; i++) {
                 if (openerHandles(i) != 0) {
@@ -347,6 +348,7 @@ final class XrcRegistry {
      * that no opener references any more.
      */
     private void reapLocked() {
+        boolean dropped = false;
         final Path base = path.getParent();
         for (int i = 0; i < OPENERS; i++) {
             if (openerHandles(i) != 0) {
@@ -354,9 +356,20 @@ final class XrcRegistry {
                 if (!ShmDirectory.isDeviceAlive(base.resolve(gidHex))) {
                     LOG.debug("XRC domain {}: device {} is gone, its references are dropped", path, gidHex);
                     dropOpenerLocked(i);
+                    dropped = true;
                 }
             }
         }
+        if (dropped) {
+            destroyUnreferencedTargetsLocked();
+        }
+    }
+
+    /**
+     * Destroy the target queue pairs no opener references any more: after openers were dropped (a queue pair's own
+     * last close destroys it at once).
+     */
+    private void destroyUnreferencedTargetsLocked() {
         for (int t = 0; t < TARGETS; t++) {
             if (targetNumber(t) != 0 && referencesLocked(t) == 0) {
                 destroyTargetLocked(t);
@@ -368,7 +381,11 @@ final class XrcRegistry {
         final long entry = XrcDomainDescriptor.openerOffset(opener);
         segment.asSlice(entry, XrcDomainDescriptor.OPENER_ENTRY_LENGTH).fill((byte) 0);
         for (int t = 0; t < TARGETS; t++) {
-            segment.set(Atomics.INT, XrcDomainDescriptor.referenceOffset(t, opener), 0);
+            // written only where set: the registry is a sparse file, and a write of a hole would make it memory
+            final long reference = XrcDomainDescriptor.referenceOffset(t, opener);
+            if (segment.get(Atomics.INT, reference) != 0) {
+                segment.set(Atomics.INT, reference, 0);
+            }
         }
         for (int q = 0; q < SRQS; q++) {
             final long srq = XrcDomainDescriptor.srqOffset(q);
@@ -412,18 +429,17 @@ final class XrcRegistry {
     int[] createTarget(final int opener) {
         return locked(() -> {
             reapLocked();
-            for (int t = 0; t < TARGETS; t++) {
-                if (targetNumber(t) == 0) {
-                    final int number = allocateNumber(XrcDomainDescriptor.NEXT_TARGET_NUMBER_OFFSET, true);
-                    final long entry = XrcDomainDescriptor.targetOffset(t);
-                    segment.set(Atomics.INT, entry + TARGET_STATE_OFFSET, QueuePairState.RESET.code());
-                    segment.set(Atomics.LONG, entry + TARGET_EVENT_SEQUENCE_OFFSET, 0);
-                    segment.set(Atomics.INT, XrcDomainDescriptor.referenceOffset(t, opener), 1);
-                    segment.set(Atomics.LONG, XrcDomainDescriptor.TARGETS_CREATED_OFFSET,
-                        segment.get(Atomics.LONG, XrcDomainDescriptor.TARGETS_CREATED_OFFSET) + 1);
-                    Atomics.setIntVolatile(segment, entry + TARGET_NUMBER_OFFSET, number);
-                    return new int[] {t, number};
-                }
+            final int number = allocateNumber(XrcDomainDescriptor.NEXT_TARGET_NUMBER_OFFSET, TARGETS, true);
+            if (number > 0) {
+                final int t = XrcDomainDescriptor.targetIndex(number);
+                final long entry = XrcDomainDescriptor.targetOffset(t);
+                segment.set(Atomics.INT, entry + TARGET_STATE_OFFSET, QueuePairState.RESET.code());
+                segment.set(Atomics.LONG, entry + TARGET_EVENT_SEQUENCE_OFFSET, 0);
+                segment.set(Atomics.INT, XrcDomainDescriptor.referenceOffset(t, opener), 1);
+                segment.set(Atomics.LONG, XrcDomainDescriptor.TARGETS_CREATED_OFFSET,
+                    segment.get(Atomics.LONG, XrcDomainDescriptor.TARGETS_CREATED_OFFSET) + 1);
+                Atomics.setIntVolatile(segment, entry + TARGET_NUMBER_OFFSET, number);
+                return new int[] {t, number};
             }
             throw new IllegalStateException("XRC domain registry " + path + " holds " + TARGETS
                 + " target queue pairs, the most it can");
@@ -452,12 +468,8 @@ final class XrcRegistry {
         if (number <= 0 || number > MAX_NUMBER) {
             return -1;
         }
-        for (int t = 0; t < TARGETS; t++) {
-            if (targetNumber(t) == number) {
-                return t;
-            }
-        }
-        return -1;
+        final int t = XrcDomainDescriptor.targetIndex(number);
+        return targetNumber(t) == number ? t : -1;
     }
 
     /**
@@ -476,6 +488,9 @@ final class XrcRegistry {
                 segment.set(Atomics.INT, reference, held - 1);
             }
             reapLocked();
+            if (targetNumber(target) == number && referencesLocked(target) == 0) {
+                destroyTargetLocked(target);
+            }
             return targetNumber(target) != number;
         });
     }
@@ -645,16 +660,14 @@ final class XrcRegistry {
     int createSharedReceiveQueue(final int opener, final int blockFile, final int blockIdentity) {
         return locked(() -> {
             reapLocked();
-            for (int q = 0; q < SRQS; q++) {
-                final long entry = XrcDomainDescriptor.srqOffset(q);
-                if (segment.get(Atomics.INT, entry + SRQ_NUMBER_OFFSET) == 0) {
-                    final int number = allocateNumber(XrcDomainDescriptor.NEXT_SRQ_NUMBER_OFFSET, false);
-                    segment.set(Atomics.INT, entry + SRQ_OPENER_OFFSET, opener);
-                    segment.set(Atomics.INT, entry + SRQ_BLOCK_FILE_OFFSET, blockFile);
-                    segment.set(Atomics.INT, entry + SRQ_BLOCK_IDENTITY_OFFSET, blockIdentity);
-                    segment.set(Atomics.INT, entry + SRQ_NUMBER_OFFSET, number);
-                    return number;
-                }
+            final int number = allocateNumber(XrcDomainDescriptor.NEXT_SRQ_NUMBER_OFFSET, SRQS, false);
+            if (number > 0) {
+                final long entry = XrcDomainDescriptor.srqOffset(XrcDomainDescriptor.srqIndex(number));
+                segment.set(Atomics.INT, entry + SRQ_OPENER_OFFSET, opener);
+                segment.set(Atomics.INT, entry + SRQ_BLOCK_FILE_OFFSET, blockFile);
+                segment.set(Atomics.INT, entry + SRQ_BLOCK_IDENTITY_OFFSET, blockIdentity);
+                segment.set(Atomics.INT, entry + SRQ_NUMBER_OFFSET, number);
+                return number;
             }
             throw new IllegalStateException("XRC domain registry " + path + " holds " + SRQS
                 + " shared receive queues, the most it can");
@@ -705,25 +718,36 @@ final class XrcRegistry {
     }
 
     private int findSharedReceiveQueue(final int number) {
-        for (int q = 0; q < SRQS; q++) {
-            if (segment.get(Atomics.INT, XrcDomainDescriptor.srqOffset(q) + SRQ_NUMBER_OFFSET) == number) {
-                return q;
-            }
+        if (number <= 0 || number > MAX_NUMBER) {
+            return -1;
         }
-        return -1;
+        final int q = XrcDomainDescriptor.srqIndex(number);
+        return segment.get(Atomics.INT, XrcDomainDescriptor.srqOffset(q) + SRQ_NUMBER_OFFSET) == number ? q : -1;
     }
 
     /**
-     * The next free number from the counter at {@code counterOffset}: 24 bits, never 0, not in use.
+     * The next number from the counter at {@code counterOffset} whose entry is free (a number's entry is fixed by
+     * the number, {@link XrcDomainDescriptor#targetIndex} and {@link XrcDomainDescriptor#srqIndex}): 24 bits, never
+     * 0, not in use. Consecutive numbers have consecutive entries, so the counter is also the cursor of a free entry,
+     * and a number comes back only after the counter went round the whole 24-bit space.
+     *
+     * @return the number, or 0 if all {@code entries} are in use.
      */
-    private int allocateNumber(final long counterOffset, final boolean target) {
-        while (true) {
+    private int allocateNumber(final long counterOffset, final int entries, final boolean target) {
+        for (int tries = 0; tries <= entries; tries++) {
             final int number = segment.get(Atomics.INT, counterOffset);
-            segment.set(Atomics.INT, counterOffset, number >= MAX_NUMBER ? 1 : number + 1);
-            if (number > 0 && (target ? findTarget(number) : findSharedReceiveQueue(number)) < 0) {
+            segment.set(Atomics.INT, counterOffset, number >= MAX_NUMBER || number <= 0 ? 1 : number + 1);
+            if (number <= 0 || number > MAX_NUMBER) {
+                continue;
+            }
+            final long entry = target ? XrcDomainDescriptor.targetOffset(XrcDomainDescriptor.targetIndex(number))
+                + TARGET_NUMBER_OFFSET : XrcDomainDescriptor.srqOffset(XrcDomainDescriptor.srqIndex(number))
+                + SRQ_NUMBER_OFFSET;
+            if (segment.get(Atomics.INT, entry) == 0) {
                 return number;
             }
         }
+        return 0;
     }
 
     // ----- reclaiming -----

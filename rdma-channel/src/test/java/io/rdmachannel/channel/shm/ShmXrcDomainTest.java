@@ -30,8 +30,10 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -130,6 +132,48 @@ class ShmXrcDomainTest {
         assertEquals(1, two.references());
         assertThrows(IOException.class, () -> domain.openTargetQueuePair(0));
         assertThrows(IOException.class, () -> domain.openTargetQueuePair(-1));
+    }
+
+    /**
+     * The registry holds {@link XrcDomainDescriptor#TARGETS} target queue pairs (enough for the stream's XRC mode at
+     * 10,000 connections on one host, a target per connection and side), each found by its number; a full table
+     * refuses, and a destroyed queue pair's number is not given out again at once, so a stale number finds nothing.
+     */
+    @Test
+    void shouldHoldAFullTableOfTargetQueuePairsEachFoundByItsNumberAndNotReuseANumberAtOnce() throws Exception {
+        final XrcDomain domain = open(fixture.device(), true);
+        final List<XrcTargetQueuePair> targets = new ArrayList<>(XrcDomainDescriptor.TARGETS);
+        try {
+            final Set<Integer> numbers = new HashSet<>();
+            for (int i = 0; i < XrcDomainDescriptor.TARGETS; i++) {
+                final XrcTargetQueuePair target = domain.createTargetQueuePair();
+                targets.add(target);
+                assertTrue(numbers.add(target.number()), () -> "number " + target.number() + " given twice");
+            }
+            final IllegalStateException full = assertThrows(IllegalStateException.class,
+                domain::createTargetQueuePair);
+            assertTrue(full.getMessage().endsWith("holds 32768 target queue pairs, the most it can"),
+                full::getMessage);
+            for (final int index : new int[] {0, 1, XrcDomainDescriptor.TARGETS / 2, XrcDomainDescriptor.TARGETS - 1}) {
+                try (XrcTargetQueuePair opened = domain.openTargetQueuePair(targets.get(index).number())) {
+                    assertEquals(2, opened.references(), "found by its number");
+                }
+            }
+            final XrcTargetQueuePair gone = targets.remove(XrcDomainDescriptor.TARGETS / 2);
+            final int goneNumber = gone.number();
+            gone.close();
+            final XrcTargetQueuePair next = domain.createTargetQueuePair();
+            targets.add(next);
+            assertNotEquals(goneNumber, next.number(), "a destroyed number comes back only after a round");
+            assertThrows(IOException.class, () -> domain.openTargetQueuePair(goneNumber));
+            try (XrcTargetQueuePair opened = domain.openTargetQueuePair(next.number())) {
+                assertEquals(2, opened.references());
+            }
+        } finally {
+            for (final XrcTargetQueuePair target : targets) {
+                target.close();
+            }
+        }
     }
 
     @Test
