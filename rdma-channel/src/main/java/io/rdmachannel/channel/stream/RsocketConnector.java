@@ -54,7 +54,10 @@ final class RsocketConnector implements StreamConnector {
     void started(final CmConnection first) {
         final boolean abandon;
         synchronized (this) {
-            attempt = first;
+            if (attempt == null) {
+                // else the first attempt failed at once and the one in RC already took its place
+                attempt = first;
+            }
             abandon = closed;
         }
         if (abandon) {
