@@ -89,6 +89,29 @@ class ScaleMainTest {
         }
     }
 
+    @Test
+    @Order(3)
+    void shouldCountAnXrcSharedReceiveQueuePerIdleConnectionInXrcMode() {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+        final int status = ScaleMain.run(new String[] {"--provider", "shm", "--connections", "40", "--mode", "xrc"},
+            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        final String text = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, status, () -> text + err.toString(StandardCharsets.UTF_8));
+        assertTrue(text.contains("XRC mode"), text);
+        for (final String side : List.of("client", "server")) {
+            final List<String> row = row(text, side);
+            // the initiator (the target is the domain's, not the device's), two completion queues, and an XRC
+            // shared receive queue per connection, holding the connection's own receives
+            assertEquals(List.of("1.00", "2.00", "1.00"), row.subList(2, 5), () -> side + ": " + row);
+            final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
+            assertEquals(stream.receiveQueueSize() + stream.controlWindow(), Double.parseDouble(row.get(7)),
+                () -> side + " receives: " + row);
+        }
+    }
+
     private static List<String> row(final String text, final String side) {
         return text.lines().map(String::trim).filter(line -> line.startsWith("40 " + side)).findFirst()
             .map(line -> Arrays.asList(line.split("\\s+"))).orElseThrow(() -> new AssertionError(
