@@ -18,7 +18,8 @@ import java.util.function.Function;
  * @param sizes          message sizes in bytes, in the order given.
  * @param iterations     timed round trips per latency measurement.
  * @param warmUp         untimed round trips, or bandwidth messages (at most as many as timed), before them.
- * @param bytes          bytes streamed per bandwidth measurement (rounded down to whole messages).
+ * @param bytes          bytes streamed per bandwidth measurement (rounded down to whole messages), or 0 for the
+ *                       default: {@link #DEFAULT_BYTES}, and at least {@link #DEFAULT_MIN_MESSAGES} messages.
  * @param busyPollMicros {@code RDMA_BUSY_POLL} of the RDMA channels in busy-poll mode.
  * @param timeoutSeconds how long one measurement may take before it is reported as hung.
  * @param json           print one JSON object per result instead of the table.
@@ -30,6 +31,14 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
     List<Workload> workloads,
     List<Integer> sizes, int iterations, int warmUp, long bytes, int busyPollMicros, int timeoutSeconds,
     boolean json, Path plot, boolean registered, boolean stats) {
+
+    /** Bytes per bandwidth measurement unless {@code --bytes} says otherwise. */
+    static final long DEFAULT_BYTES = 64L << 20;
+    /**
+     * The fewest messages of a bandwidth measurement unless {@code --bytes} says otherwise: 64 MiB of 64 KiB messages
+     * took 6 ms on shm, too short for a figure (a run varied between 0.5 and 3.8 GB/s where 1 GiB gave 10 GB/s).
+     */
+    static final long DEFAULT_MIN_MESSAGES = 32_768;
 
     static final String USAGE = """
         usage: ./rdmachannel bench [options]
@@ -57,7 +66,8 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
           --sizes LIST        message sizes, 1 to 64m; suffixes k, m (x1024) (default 64,4k,64k)
           --iterations N      timed round trips per latency measurement, 1 to 10000000 (default 10000)
           --warmup N          untimed round trips or messages before them, 0 to 100000000 (default 10000)
-          --bytes N           bytes per bandwidth measurement, 1 to 1t; suffixes k, m, g, t (default 64m)
+          --bytes N           bytes per bandwidth measurement, 1 to 1t; suffixes k, m, g, t (default 64m, and
+                              at least 32768 messages: 2g of 64k messages)
           --busy-poll-us N    RDMA_BUSY_POLL of rdma in busy-poll mode, 1 to 10000000 (default 1000)
           --timeout SECONDS   report a measurement as hung after this long, 1 to 86400 (default 300)
           --registered        rdma clients write from RegisteredBuffers: sent straight from the buffer, not copied
@@ -129,7 +139,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
      * The number of messages a bandwidth measurement of {@code size}-byte messages writes.
      */
     long bandwidthMessages(final int size) {
-        return Math.max(1, bytes / size);
+        return bytes > 0 ? Math.max(1, bytes / size) : Math.max(DEFAULT_BYTES / size, DEFAULT_MIN_MESSAGES);
     }
 
     private static final class Builder {
@@ -141,7 +151,7 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
         private List<Integer> sizes = List.of(64, 4096, 65536);
         private int iterations = 10_000;
         private int warmUp = 10_000;
-        private long bytes = 64L << 20;
+        private long bytes;
         private int busyPollMicros = 1000;
         private int timeoutSeconds = 300;
         private boolean json;

@@ -27,7 +27,11 @@ class BenchOptionsTest {
         assertEquals(List.of(64, 4096, 65536), options.sizes());
         assertEquals(10_000, options.iterations());
         assertEquals(10_000, options.warmUp());
-        assertEquals(64L << 20, options.bytes());
+        assertEquals(0, options.bytes(), "the default");
+        // 64 MiB, and at least 32,768 messages
+        assertEquals(1 << 20, options.bandwidthMessages(64));
+        assertEquals(32_768, options.bandwidthMessages(4096));
+        assertEquals(32_768, options.bandwidthMessages(65536));
         assertEquals(1000, options.busyPollMicros());
         assertEquals(300, options.timeoutSeconds());
         assertEquals(false, options.json());
