@@ -30,6 +30,8 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
     private final int inboundCapacity;
     private int number;
     private boolean closed;
+    /** Closed, and no initiator was inside the queue's guard when it closed (none can enter after). */
+    private volatile boolean peerAccessEnded;
     /** Guarded by the completion queue's poll lock. */
     private long inboundHead;
     /** Malformed completions initiators published; guarded by the poll lock. */
@@ -252,6 +254,8 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
         } finally {
             final boolean drained = AccessGuard.awaitDrained(blockSegment,
                 XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET, ShmDevice.DRAIN_TIMEOUT_NANOS);
+            // every request executes inside the guard, its writes into this host's memory included
+            peerAccessEnded = drained;
             completionQueue.detachReceiver(this);
             // after the detach: no poll can schedule a look at the ring again
             domain.shmDevice().agent().cancelRetry(this);
@@ -273,6 +277,11 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
                 domain.sharedReceiveQueueClosed(this);
             }
         }
+    }
+
+    @Override
+    public boolean peerAccessEnded() {
+        return peerAccessEnded;
     }
 
     @Override

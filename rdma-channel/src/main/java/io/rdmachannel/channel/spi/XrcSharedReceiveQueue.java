@@ -26,4 +26,15 @@ public interface XrcSharedReceiveQueue extends SharedReceiveQueue {
      * @return the completion queue.
      */
     CompletionQueue completionQueue();
+
+    /**
+     * Whether, after {@link #close()}, no remote initiator's request can reach this host's memory through the queue
+     * any more, none being under way either: then memory that peers wrote through it (a stream's receive ring) may
+     * be given to another connection. False while open, and where the provider cannot tell.
+     *
+     * @return true once closed and quiescent.
+     */
+    default boolean peerAccessEnded() {
+        return false;
+    }
 }

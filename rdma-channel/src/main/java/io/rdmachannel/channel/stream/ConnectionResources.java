@@ -77,6 +77,8 @@ final class ConnectionResources {
     XrcSharedReceiveQueue xrcQueue;
     /** XRC mode: the target queue pair this side offers the peer's initiator (its handle's reference). */
     XrcTargetQueuePair xrcTarget;
+    /** XRC mode, after the release: the XRC shared receive queue closed quiescent (no peer request can arrive). */
+    private boolean xrcAccessEnded;
 
     ConnectionResources(final StreamOptions options, final StreamConfiguration configuration) {
         this.sendQueueSize = options.sendQueueSize();
@@ -188,6 +190,12 @@ final class ConnectionResources {
         receiveRequest = xrcQueue.createReceiveWorkRequest();
     }
 
+    /**
+     * Close the target, the initiator and the XRC shared receive queue, in that order.
+     *
+     * @return {@code earlier}, or the first failure; {@link #xrcAccessEnded} says whether the peer can still reach
+     *     this connection's memory.
+     */
     private RuntimeException releaseXrc(final RuntimeException earlier) {
         RuntimeException failure = earlier;
         failure = Closing.close(xrcTarget, failure);
@@ -196,8 +204,11 @@ final class ConnectionResources {
             failure = Closing.close(queuePair, failure);
             queuePair = null;
         }
-        failure = Closing.close(xrcQueue, failure);
+        final XrcSharedReceiveQueue queue = xrcQueue;
+        failure = Closing.close(queue, failure);
         xrcQueue = null;
+        // the peer's requests reach our memory only through our queue's number
+        xrcAccessEnded = queue != null && queue.peerAccessEnded();
         return failure;
     }
 
@@ -270,9 +281,10 @@ final class ConnectionResources {
             context.ownReceivesPosted(-ownReceivesPosted);
             ownReceivesPosted = 0;
         }
-        // before the queue pair is bound the peer was never told where the memory is
-        // (XRC mode: the peer wrote through our target, which is gone with its last reference: not reused yet)
-        final boolean reusable = !xrc && (queuePair == null || failure == null && queuePair.peerAccessEnded());
+        // before the queue pair is bound the peer was never told where the memory is; in XRC mode the peer's
+        // requests named our XRC shared receive queue, closed above
+        final boolean reusable = xrc ? failure == null && xrcAccessEnded
+            : queuePair == null || failure == null && queuePair.peerAccessEnded();
         queuePair = null;
         if (memory != null) {
             try {

@@ -353,7 +353,9 @@ class ShmXrcDomainTest {
         assertEquals("the protection domain belongs to another device", ex.getMessage());
         assertThrows(IllegalArgumentException.class, () -> domain.createSharedReceiveQueue(pd, cq, 0, 1));
         assertEquals(2, device.resources().sharedReceiveQueues());
+        assertFalse(one.peerAccessEnded(), "open: initiators may reach its memory");
         one.close();
+        assertTrue(one.peerAccessEnded(), "closed with no initiator inside: its memory may be reused");
         two.close();
         target.close();
         opened.close();

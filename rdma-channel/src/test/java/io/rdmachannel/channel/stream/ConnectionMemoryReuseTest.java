@@ -20,11 +20,13 @@ import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Connections that reuse the memory of ended ones (two shm transports, as two processes have): every byte of each
- * connection arrives intact although its rings and target SGL held another connection's data and addresses, and
- * with the pool turned off nothing is reused.
+ * Connections that reuse the memory of ended ones (two shm transports, as two processes have), in RC and in XRC
+ * mode: every byte of each connection arrives intact although its rings and target SGL held another connection's
+ * data and addresses, and with the pool turned off nothing is reused.
  */
 class ConnectionMemoryReuseTest {
     private static final int CYCLES = 40;
@@ -53,12 +55,13 @@ class ConnectionMemoryReuseTest {
             () -> StreamTransports.open(RdmaProviders.byName("shm")));
     }
 
-    @Test
+    @ParameterizedTest(name = "xrc={0}")
+    @ValueSource(booleans = {false, true})
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
-    void shouldCarryEveryByteOverConnectionsThatReuseEndedOnesMemory() throws Exception {
+    void shouldCarryEveryByteOverConnectionsThatReuseEndedOnesMemory(final boolean xrc) throws Exception {
         open(StreamConfiguration.MEMORY_POOL_SIZE_DEFAULT);
 
-        churn();
+        churn(xrc);
 
         final long serverReused = reused(serverTransport);
         final long clientReused = reused(clientTransport);
@@ -71,7 +74,7 @@ class ConnectionMemoryReuseTest {
     void shouldReuseNothingWithThePoolOff() throws Exception {
         open(0);
 
-        churn();
+        churn(false);
 
         assertEquals(0, reused(serverTransport));
         assertEquals(0, reused(clientTransport));
@@ -84,20 +87,23 @@ class ConnectionMemoryReuseTest {
 
     /**
      * Connections one after the other, each sending a different pseudo-random stream both ways at once and checking
-     * what it received.
+     * what it received; in XRC mode (the peer writes through our target into the ring named by our XRC shared
+     * receive queue) or RC.
      */
-    private void churn() throws Exception {
+    private void churn(final boolean xrc) throws Exception {
         final BlockingStream.Waker serverWaker = new BlockingStream.Waker();
         try (StreamListener listener = serverTransport.listen(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8, new StreamOptions(), serverWaker)) {
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8, new StreamOptions().xrc(xrc),
+            serverWaker)) {
             final BlockingStream.Waker clientWaker = new BlockingStream.Waker();
             for (int i = 0; i < CYCLES; i++) {
                 final long seed = i;
                 final CompletableFuture<StreamConnection> accepted = CompletableFuture.supplyAsync(
                     () -> call(() -> BlockingStream.accept(listener, serverWaker)), threads);
                 try (StreamConnection client = BlockingStream.connect(clientTransport.connect(
-                    listener.localAddress(), null, new StreamOptions(), clientWaker), clientWaker);
+                    listener.localAddress(), null, new StreamOptions().xrc(xrc), clientWaker), clientWaker);
                     StreamConnection server = accepted.get(30, TimeUnit.SECONDS)) {
+                    assertEquals(xrc ? "XRC" : "RC", ((RsocketConnection) client).info().mode());
                     final CompletableFuture<Void> serverSide = CompletableFuture.runAsync(
                         () -> call(() -> exchange(server, serverWaker, seed * 2 + 1, seed * 2, "server", seed)),
                         threads);
