@@ -20,6 +20,8 @@ import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -29,12 +31,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The connection manager chosen per channel ({@link RdmaSocketOptions#RDMA_CONNECTION_MANAGER}) on two shm nodes
  * whose JVM-wide manager is {@code shm}: a server channel and a client that both choose {@code oob} connect through
  * its TCP side channel (by IP address and by the loopback's RoCE GID), a client that keeps the default finds no
- * listener there, an unknown name fails the connect with the names the provider offers.
+ * listener there, an unknown name fails the connect with the names the provider offers; a client in the XRC mode
+ * connects in RC through either manager to a server without it.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class ConnectionManagerOptionTest {
@@ -130,6 +135,50 @@ class ConnectionManagerOptionTest {
         try (SocketChannel channel = client.openSocketChannel()) {
             assertThrows(IllegalArgumentException.class,
                 () -> channel.setOption(RdmaSocketOptions.RDMA_CONNECTION_MANAGER, " "));
+        }
+    }
+
+    /**
+     * A client channel in the XRC mode ({@link RdmaSocketOptions#RDMA_XRC}) against a server channel without it,
+     * through each manager that lets the stream make its own queue pairs: the listener refuses the XRC request, and
+     * the connect still completes, in RC, as one connect to the application: a non-blocking one is selected once for
+     * {@code OP_CONNECT} and {@code finishConnect()} then returns true; a blocking one returns connected; the next
+     * connect there asks for RC at once (the engine's {@code XrcStreamTest} checks the mode and the memory).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"shm", OobConnectionManager.NAME})
+    void shouldConnectInRcWhereTheServerDoesNotTakeXrc(final String manager) throws Exception {
+        try (ServerSocketChannel listener = server.openServerSocketChannel();
+            Selector selector = client.openSelector()) {
+            listener.setOption(RdmaSocketOptions.RDMA_CONNECTION_MANAGER, manager);
+            listener.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel channel = client.openSocketChannel()) {
+                channel.setOption(RdmaSocketOptions.RDMA_CONNECTION_MANAGER, manager);
+                channel.setOption(RdmaSocketOptions.RDMA_XRC, true);
+                channel.configureBlocking(false);
+                if (!channel.connect(listener.getLocalAddress())) {
+                    channel.register(selector, SelectionKey.OP_CONNECT);
+                    assertEquals(1, selector.select(TimeUnit.SECONDS.toMillis(30)), channel::toString);
+                    assertTrue(channel.finishConnect(), "one selection for one connect: " + channel);
+                }
+                assertTrue(channel.getOption(RdmaSocketOptions.RDMA_PATH).isRdma(), channel::toString);
+                channel.keyFor(selector).cancel();
+                selector.selectNow();
+                channel.configureBlocking(true);
+                try (SocketChannel accepted = listener.accept()) {
+                    echo(channel, accepted, "after the refusal, in RC");
+                    echo(accepted, channel, "and back");
+                }
+            }
+            try (SocketChannel again = client.openSocketChannel()) {
+                again.setOption(RdmaSocketOptions.RDMA_CONNECTION_MANAGER, manager);
+                again.setOption(RdmaSocketOptions.RDMA_XRC, true);
+                assertTrue(again.connect(listener.getLocalAddress()));
+                assertTrue(again.getOption(RdmaSocketOptions.RDMA_PATH).isRdma(), again::toString);
+                try (SocketChannel accepted = listener.accept()) {
+                    echo(again, accepted, "remembered");
+                }
+            }
         }
     }
 

@@ -83,9 +83,21 @@ class DropInTest {
     @ParameterizedTest
     @ValueSource(strings = {"selector", "blocking"})
     void shouldEchoBetweenTwoUnmodifiedProgramsOverRdma(final String serverMode) throws Exception {
+        final ChildJvm client = echoOverRdma(serverMode, List.of());
+
+        assertTrue(client.errors().contains("over rdma:"), "the DEBUG line names the path:\n" + client.describe());
+    }
+
+    /**
+     * An echo server in {@code serverMode}, and a drop-in echo client with {@code clientProperties} that must reach it
+     * over RDMA, both ends saying so.
+     *
+     * @return the client, exited.
+     */
+    private ChildJvm echoOverRdma(final String serverMode, final List<String> clientProperties) throws Exception {
         final String port = echoServer(true, serverMode);
 
-        final ChildJvm client = start(NioEchoClient.class, true, List.of(), concat(ADDRESS, port, SIZES));
+        final ChildJvm client = start(NioEchoClient.class, true, clientProperties, concat(ADDRESS, port, SIZES));
 
         final String path = client.expect("PATH ", SECONDS);
         assertTrue(path.contains(RDMA_PATH), path + "\n" + client.describe());
@@ -93,7 +105,7 @@ class DropInTest {
         assertEquals(0, client.awaitExit(SECONDS), client::describe);
         final String accepted = server().expect("ACCEPTED ", SECONDS);
         assertTrue(accepted.contains(RDMA_PATH + " (accepted over RDMA)"), accepted + "\n" + server().describe());
-        assertTrue(client.errors().contains("over rdma:"), "the DEBUG line names the path:\n" + client.describe());
+        return client;
     }
 
     /**
@@ -123,17 +135,7 @@ class DropInTest {
      */
     @Test
     void shouldConnectInRcNotTcpWhenTheServerDoesNotTakeXrc() throws Exception {
-        final String port = echoServer(true, "selector");
-
-        final ChildJvm client = start(NioEchoClient.class, true, List.of("rdmachannel.stream.xrc=true"),
-            concat(ADDRESS, port, SIZES));
-
-        final String path = client.expect("PATH ", SECONDS);
-        assertTrue(path.contains(RDMA_PATH), path + "\n" + client.describe());
-        client.expect("OK ", SECONDS);
-        assertEquals(0, client.awaitExit(SECONDS), client::describe);
-        final String accepted = server().expect("ACCEPTED ", SECONDS);
-        assertTrue(accepted.contains(RDMA_PATH + " (accepted over RDMA)"), accepted + "\n" + server().describe());
+        echoOverRdma("selector", List.of("rdmachannel.stream.xrc=true"));
     }
 
     @Test
