@@ -501,12 +501,12 @@ final class ShmDevice implements RdmaDevice {
 
     /**
      * Take the region out of the table: its key stops resolving, and once the peer accesses under way have drained
-     * its memory may be reused.
+     * its memory may be reused. They are waited for at most {@code drainTimeoutNanos}.
      *
      * @return true if no peer access is under way any more, false if one did not end in time (its memory must not be
      *     reused).
      */
-    boolean deregister(final ShmMemoryRegion region) {
+    boolean deregister(final ShmMemoryRegion region, final long drainTimeoutNanos) {
         final int index = MemoryRegionTableDescriptor.index(region.localKey(), localRegions.length());
         final long guard = MemoryRegionTableDescriptor.entryOffset(index) + MemoryRegionTableDescriptor.GUARD_OFFSET;
         synchronized (this) {
@@ -516,7 +516,7 @@ final class ShmDevice implements RdmaDevice {
             AccessGuard.revoke(memoryRegionTable.segment(), guard);
         }
         // the entry stays taken until the accesses drained: a new region there would publish its key over them
-        final boolean drained = AccessGuard.awaitDrained(memoryRegionTable.segment(), guard, DRAIN_TIMEOUT_NANOS);
+        final boolean drained = AccessGuard.awaitDrained(memoryRegionTable.segment(), guard, drainTimeoutNanos);
         if (drained) {
             synchronized (this) {
                 localRegions.set(index, null);

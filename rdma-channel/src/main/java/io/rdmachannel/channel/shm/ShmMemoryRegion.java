@@ -98,13 +98,26 @@ final class ShmMemoryRegion implements MemoryRegion {
 
     @Override
     public void close() {
+        close(ShmDevice.DRAIN_TIMEOUT_NANOS);
+    }
+
+    /**
+     * Close without waiting for a peer access under way (one whose process died never ends): if one is, the memory
+     * is not reused, as after a close that gave up waiting.
+     */
+    @Override
+    public void abandon() {
+        close(0);
+    }
+
+    private void close(final long drainTimeoutNanos) {
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
         }
-        final boolean drained = domain.shmDevice().deregister(this);
+        final boolean drained = domain.shmDevice().deregister(this, drainTimeoutNanos);
         if (view != null) {
             view.close();
         }

@@ -1583,12 +1583,14 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
     @Override
     public void close() {
         final RemotePeer peer;
+        final boolean peerLetGo;
         sendLock.lock();
         try {
             if (closed) {
                 return;
             }
             closed = true;
+            peerLetGo = peerGone;
             Atomics.setIntVolatile(blockSegment, QueuePairBlockDescriptor.STATE_OFFSET,
                 QueuePairBlockDescriptor.STATE_DESTROYED);
             device.agent().cancelRetry(this);
@@ -1612,8 +1614,10 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
             }
             peer.close();
         }
+        // a peer that let go (RECYCLE, sent once its own close stopped every request) has no access under way, and
+        // one whose process died never ends the access it died in: waiting for either only stalls this close
         final boolean drained = AccessGuard.awaitDrained(blockSegment, QueuePairBlockDescriptor.GUARD_OFFSET,
-            ShmDevice.DRAIN_TIMEOUT_NANOS);
+            peerLetGo ? 0 : ShmDevice.DRAIN_TIMEOUT_NANOS);
         peerAccessEnded = drained;
         if (!drained) {
             // a peer access never ended: nothing it may still touch is reused

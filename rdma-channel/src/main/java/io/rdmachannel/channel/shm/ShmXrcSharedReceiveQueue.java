@@ -241,6 +241,15 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
 
     @Override
     public void close() {
+        close(ShmDevice.DRAIN_TIMEOUT_NANOS);
+    }
+
+    @Override
+    public void abandon() {
+        close(0);
+    }
+
+    private void close(final long drainTimeoutNanos) {
         synchronized (this) {
             if (closed) {
                 return;
@@ -253,7 +262,7 @@ final class ShmXrcSharedReceiveQueue implements XrcSharedReceiveQueue, InboundRe
             domain.registry().destroySharedReceiveQueue(number);
         } finally {
             final boolean drained = AccessGuard.awaitDrained(blockSegment,
-                XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET, ShmDevice.DRAIN_TIMEOUT_NANOS);
+                XrcSharedReceiveQueueBlockDescriptor.GUARD_OFFSET, drainTimeoutNanos);
             // every request executes inside the guard, its writes into this host's memory included
             peerAccessEnded = drained;
             completionQueue.detachReceiver(this);

@@ -62,4 +62,13 @@ public interface MemoryRegion extends AutoCloseable {
      */
     @Override
     void close();
+
+    /**
+     * Close without waiting for remote accesses under way: for memory that a peer which died in an access (it never
+     * ends) may still be inside of; such memory is never reused. A provider whose {@link #close()} does not wait
+     * for peer accesses just closes. Idempotent, as {@link #close()}.
+     */
+    default void abandon() {
+        close();
+    }
 }

@@ -37,4 +37,13 @@ public interface XrcSharedReceiveQueue extends SharedReceiveQueue {
     default boolean peerAccessEnded() {
         return false;
     }
+
+    /**
+     * Close without waiting for a remote initiator's request under way: for a queue whose peer is known to have let
+     * go or died (one that died in a request never ends it). {@link #peerAccessEnded()} then says whether one was.
+     * A provider whose {@link #close()} does not wait just closes. Idempotent, as {@link #close()}.
+     */
+    default void abandon() {
+        close();
+    }
 }

@@ -98,6 +98,22 @@ final class ConnectionMemory implements AutoCloseable {
         }
     }
 
+    /**
+     * As {@link #close()}, without waiting for peer accesses under way ({@link MemoryRegion#abandon()}): for memory
+     * a peer that died in an access may still be inside of.
+     */
+    void abandon() {
+        final RuntimeException failure = closeAll(abandoning(messageRegion), abandoning(targetRegion),
+            abandoning(receiveRegion), abandoning(sendRegion), sendArena);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static AutoCloseable abandoning(final MemoryRegion region) {
+        return region == null ? null : region::abandon;
+    }
+
     private static RuntimeException closeAll(final AutoCloseable... resources) {
         RuntimeException failure = null;
         for (final AutoCloseable resource : resources) {

@@ -79,6 +79,8 @@ final class ConnectionResources {
     XrcTargetQueuePair xrcTarget;
     /** XRC mode, after the release: the XRC shared receive queue closed quiescent (no peer request can arrive). */
     private boolean xrcAccessEnded;
+    /** XRC mode: the connection manager's lifeline said the peer let go or died; its requests are not waited for. */
+    boolean peerLetGo;
 
     ConnectionResources(final StreamOptions options, final StreamConfiguration configuration) {
         this.sendQueueSize = options.sendQueueSize();
@@ -205,7 +207,7 @@ final class ConnectionResources {
             queuePair = null;
         }
         final XrcSharedReceiveQueue queue = xrcQueue;
-        failure = Closing.close(queue, failure);
+        failure = Closing.close(queue == null || !peerLetGo ? queue : (AutoCloseable) queue::abandon, failure);
         xrcQueue = null;
         // the peer's requests reach our memory only through our queue's number
         xrcAccessEnded = queue != null && queue.peerAccessEnded();
@@ -285,10 +287,19 @@ final class ConnectionResources {
         // requests named our XRC shared receive queue, closed above
         final boolean reusable = xrc ? failure == null && xrcAccessEnded
             : queuePair == null || failure == null && queuePair.peerAccessEnded();
+        // the close of the queue pair (XRC: of our XRC shared receive queue) found a peer access that never ended
+        // (its process died in it): that access is in the memory too, and waiting for it there again would only
+        // stall this release
+        final boolean peerStuck = failure == null && (xrc ? !xrcAccessEnded
+            : queuePair != null && !queuePair.peerAccessEnded());
         queuePair = null;
         if (memory != null) {
             try {
-                context.memoryPool().release(memory, reusable);
+                if (peerStuck) {
+                    memory.abandon();
+                } else {
+                    context.memoryPool().release(memory, reusable);
+                }
             } catch (final RuntimeException ex) {
                 failure = Closing.add(failure, ex);
             }

@@ -299,6 +299,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         receive.lock();
         send.lock();
         try {
+            resources.peerLetGo = true;
             state.deferFailure("the peer let go of the connection (" + cause.getMessage() + ")");
         } finally {
             send.unlock();

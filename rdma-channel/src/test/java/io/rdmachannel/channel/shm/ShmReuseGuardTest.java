@@ -121,6 +121,36 @@ class ShmReuseGuardTest {
         }
     }
 
+    /**
+     * A region abandoned (its peer died in an access, which never ends) is closed at once instead of after the wait
+     * for that access: its key stops resolving and its memory is not reused, as after a close that gave up waiting.
+     */
+    @Test
+    void shouldCloseAnAbandonedRegionWithoutWaitingForAPeerAccessAndNotReuseIt() throws Exception {
+        final ShmDevice local = (ShmDevice) fixture.device();
+        final ShmDevice owner = (ShmDevice) fixture.device();
+        final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
+        final MemoryRegion held = pd.allocate(4096, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+        final PeerNode node = local.peer(owner.gidHex());
+        try {
+            final PeerNode.Cursor cursor = new PeerNode.Cursor();
+            assertEquals(PeerNode.OK, node.resolve(held.remoteKey(), held.address(), 8, AccessFlags.REMOTE_WRITE,
+                ((ShmProtectionDomain) pd).handle(), cursor));
+
+            final long start = System.nanoTime();
+            held.abandon();
+            assertTrue(System.nanoTime() - start < ShmDevice.DRAIN_TIMEOUT_NANOS / 2,
+                "the abandon waited for the access under way");
+            assertEquals(PeerNode.ACCESS_ERROR, node.resolve(held.remoteKey(), held.address(), 8,
+                AccessFlags.REMOTE_WRITE, ((ShmProtectionDomain) pd).handle(), new PeerNode.Cursor()));
+            node.done(cursor);
+            final MemoryRegion next = fixture.own(pd.allocate(4096, AccessFlags.LOCAL_WRITE));
+            assertNotEquals(fileOf(held), fileOf(next), "memory a peer access still touched was reused");
+        } finally {
+            local.release(node);
+        }
+    }
+
     @Test
     void shouldReuseARegionOnceThePeerAccessUnderWayEnds() throws Exception {
         final ShmDevice local = (ShmDevice) fixture.device();
