@@ -79,7 +79,10 @@ final class ConnectionResources {
     XrcTargetQueuePair xrcTarget;
     /** XRC mode, after the release: the XRC shared receive queue closed quiescent (no peer request can arrive). */
     private boolean xrcAccessEnded;
-    /** XRC mode: the connection manager's lifeline said the peer let go or died; its requests are not waited for. */
+    /**
+     * XRC mode: the connection manager's lifeline said the peer let go or died, or the attempt failed; the peer's
+     * requests are not waited for at the release.
+     */
     boolean peerLetGo;
 
     ConnectionResources(final StreamOptions options, final StreamConfiguration configuration) {

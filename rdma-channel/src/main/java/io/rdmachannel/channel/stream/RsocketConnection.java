@@ -327,6 +327,9 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         receive.lock();
         send.lock();
         try {
+            // the attempt's peer refused, died or broke the handshake: what it may still be sending into our queues is
+            // not waited for (on the connection manager's thread, that wait held up every other connection's news)
+            resources.peerLetGo = true;
             release();
         } catch (final RuntimeException ex) {
             cause.addSuppressed(ex);
