@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The guards that keep reused shm memory out of a stale peer's reach: a peer mapping of a queue pair that was closed
@@ -95,8 +97,13 @@ class ShmReuseGuardTest {
         }
     }
 
-    @Test
-    void shouldNotReuseARegionWhileAPeerAccessIsUnderWay() throws Exception {
+    /**
+     * A region closed while a peer access is under way is not reused, and its key stops resolving. A close waits for
+     * the access a while; an abandon (its peer died in the access, which never ends) does not wait.
+     */
+    @ParameterizedTest(name = "abandon={0}")
+    @ValueSource(booleans = {false, true})
+    void shouldNotReuseARegionWhileAPeerAccessIsUnderWay(final boolean abandon) throws Exception {
         final ShmDevice local = (ShmDevice) fixture.device();
         final ShmDevice owner = (ShmDevice) fixture.device();
         final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
@@ -108,44 +115,19 @@ class ShmReuseGuardTest {
                 ((ShmProtectionDomain) pd).handle(), cursor));
 
             final long start = System.nanoTime();
-            held.close();
-            assertTrue(System.nanoTime() - start >= ShmDevice.DRAIN_TIMEOUT_NANOS / 2,
-                "the close did not wait for the access under way");
+            if (abandon) {
+                held.abandon();
+            } else {
+                held.close();
+            }
+            final long took = System.nanoTime() - start;
+            assertEquals(!abandon, took >= ShmDevice.DRAIN_TIMEOUT_NANOS / 2,
+                abandon ? "the abandon waited for the access under way" : "the close did not wait for the access");
             node.done(cursor);
             final MemoryRegion next = fixture.own(pd.allocate(4096, AccessFlags.LOCAL_WRITE));
             assertNotEquals(fileOf(held), fileOf(next), "memory a peer access still touched was reused");
             assertEquals(PeerNode.ACCESS_ERROR, node.resolve(held.remoteKey(), held.address(), 8,
                 AccessFlags.REMOTE_WRITE, ((ShmProtectionDomain) pd).handle(), cursor));
-        } finally {
-            local.release(node);
-        }
-    }
-
-    /**
-     * A region abandoned (its peer died in an access, which never ends) is closed at once instead of after the wait
-     * for that access: its key stops resolving and its memory is not reused, as after a close that gave up waiting.
-     */
-    @Test
-    void shouldCloseAnAbandonedRegionWithoutWaitingForAPeerAccessAndNotReuseIt() throws Exception {
-        final ShmDevice local = (ShmDevice) fixture.device();
-        final ShmDevice owner = (ShmDevice) fixture.device();
-        final ProtectionDomain pd = fixture.own(owner.allocateProtectionDomain());
-        final MemoryRegion held = pd.allocate(4096, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-        final PeerNode node = local.peer(owner.gidHex());
-        try {
-            final PeerNode.Cursor cursor = new PeerNode.Cursor();
-            assertEquals(PeerNode.OK, node.resolve(held.remoteKey(), held.address(), 8, AccessFlags.REMOTE_WRITE,
-                ((ShmProtectionDomain) pd).handle(), cursor));
-
-            final long start = System.nanoTime();
-            held.abandon();
-            assertTrue(System.nanoTime() - start < ShmDevice.DRAIN_TIMEOUT_NANOS / 2,
-                "the abandon waited for the access under way");
-            assertEquals(PeerNode.ACCESS_ERROR, node.resolve(held.remoteKey(), held.address(), 8,
-                AccessFlags.REMOTE_WRITE, ((ShmProtectionDomain) pd).handle(), new PeerNode.Cursor()));
-            node.done(cursor);
-            final MemoryRegion next = fixture.own(pd.allocate(4096, AccessFlags.LOCAL_WRITE));
-            assertNotEquals(fileOf(held), fileOf(next), "memory a peer access still touched was reused");
         } finally {
             local.release(node);
         }
