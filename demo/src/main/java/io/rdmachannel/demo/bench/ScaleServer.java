@@ -48,8 +48,7 @@ final class ScaleServer {
             System.err.println("usage: ScaleServer rc|srq|xrc [ADDRESS] (started by ScaleMain)");
             System.exit(2);
         }
-        final int rest = 1;
-        final InetAddress address = args.length - rest == 1 ? InetAddress.ofLiteral(args[rest])
+        final InetAddress address = args.length == 2 ? InetAddress.ofLiteral(args[1])
             : InetAddress.getLoopbackAddress();
         final PrintStream out = System.out;
         try (ServerSocketChannel listener = RdmaServerSocketChannel.open()) {

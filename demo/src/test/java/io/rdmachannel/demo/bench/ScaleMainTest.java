@@ -43,14 +43,7 @@ class ScaleMainTest {
     @Test
     @Order(1)
     void shouldReportWhatEachIdleConnectionCostsOnEachSide() {
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-        final int status = ScaleMain.run(new String[] {"--provider", "shm", "--connections", "40"},
-            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-
-        final String text = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, status, () -> text + err.toString(StandardCharsets.UTF_8));
+        final String text = scale40("rc");
         final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
         final double ringsKib = (stream.sendBufferLength() + stream.receiveBufferLength()) / 1024.0;
         for (final String side : List.of("client", "server")) {
@@ -70,14 +63,7 @@ class ScaleMainTest {
     @Test
     @Order(2)
     void shouldReserveOnlyTheMinimumCreditsPerIdleConnectionInSrqMode() {
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-        final int status = ScaleMain.run(new String[] {"--provider", "shm", "--connections", "40", "--mode", "srq"},
-            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-
-        final String text = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, status, () -> text + err.toString(StandardCharsets.UTF_8));
+        final String text = scale40("srq");
         assertTrue(text.contains("SRQ mode"), text);
         for (final String side : List.of("client", "server")) {
             final List<String> row = row(text, side);
@@ -92,14 +78,7 @@ class ScaleMainTest {
     @Test
     @Order(3)
     void shouldCountAnXrcSharedReceiveQueuePerIdleConnectionInXrcMode() {
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-        final int status = ScaleMain.run(new String[] {"--provider", "shm", "--connections", "40", "--mode", "xrc"},
-            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-
-        final String text = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, status, () -> text + err.toString(StandardCharsets.UTF_8));
+        final String text = scale40("xrc");
         assertTrue(text.contains("XRC mode"), text);
         for (final String side : List.of("client", "server")) {
             final List<String> row = row(text, side);
@@ -110,6 +89,21 @@ class ScaleMainTest {
             assertEquals(stream.receiveQueueSize() + stream.controlWindow(), Double.parseDouble(row.get(7)),
                 () -> side + " receives: " + row);
         }
+    }
+
+    /**
+     * Run 40 connections on shm in {@code mode}; the run must succeed.
+     *
+     * @return what it printed.
+     */
+    private static String scale40(final String mode) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final int status = ScaleMain.run(new String[] {"--provider", "shm", "--connections", "40", "--mode", mode},
+            new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        final String text = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, status, () -> text + err.toString(StandardCharsets.UTF_8));
+        return text;
     }
 
     private static List<String> row(final String text, final String side) {

@@ -43,6 +43,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntToLongFunction;
 import java.util.function.Supplier;
 
 import org.slf4j.Logger;
@@ -429,7 +430,8 @@ final class XrcRegistry {
     int[] createTarget(final int opener) {
         return locked(() -> {
             reapLocked();
-            final int number = allocateNumber(XrcDomainDescriptor.NEXT_TARGET_NUMBER_OFFSET, TARGETS, true);
+            final int number = allocateNumber(XrcDomainDescriptor.NEXT_TARGET_NUMBER_OFFSET, TARGETS,
+                XrcRegistry::targetNumberOffset);
             if (number > 0) {
                 final int t = XrcDomainDescriptor.targetIndex(number);
                 final long entry = XrcDomainDescriptor.targetOffset(t);
@@ -470,6 +472,11 @@ final class XrcRegistry {
         }
         final int t = XrcDomainDescriptor.targetIndex(number);
         return targetNumber(t) == number ? t : -1;
+    }
+
+    /** Where the entry of the target queue pair {@code number} keeps its number. */
+    private static long targetNumberOffset(final int number) {
+        return XrcDomainDescriptor.targetOffset(XrcDomainDescriptor.targetIndex(number)) + TARGET_NUMBER_OFFSET;
     }
 
     /**
@@ -660,7 +667,8 @@ final class XrcRegistry {
     int createSharedReceiveQueue(final int opener, final int blockFile, final int blockIdentity) {
         return locked(() -> {
             reapLocked();
-            final int number = allocateNumber(XrcDomainDescriptor.NEXT_SRQ_NUMBER_OFFSET, SRQS, false);
+            final int number = allocateNumber(XrcDomainDescriptor.NEXT_SRQ_NUMBER_OFFSET, SRQS,
+                XrcRegistry::srqNumberOffset);
             if (number > 0) {
                 final long entry = XrcDomainDescriptor.srqOffset(XrcDomainDescriptor.srqIndex(number));
                 segment.set(Atomics.INT, entry + SRQ_OPENER_OFFSET, opener);
@@ -721,8 +729,12 @@ final class XrcRegistry {
         if (number <= 0 || number > MAX_NUMBER) {
             return -1;
         }
-        final int q = XrcDomainDescriptor.srqIndex(number);
-        return segment.get(Atomics.INT, XrcDomainDescriptor.srqOffset(q) + SRQ_NUMBER_OFFSET) == number ? q : -1;
+        return segment.get(Atomics.INT, srqNumberOffset(number)) == number ? XrcDomainDescriptor.srqIndex(number) : -1;
+    }
+
+    /** Where the entry of the XRC shared receive queue {@code number} keeps its number. */
+    private static long srqNumberOffset(final int number) {
+        return XrcDomainDescriptor.srqOffset(XrcDomainDescriptor.srqIndex(number)) + SRQ_NUMBER_OFFSET;
     }
 
     /**
@@ -731,19 +743,17 @@ final class XrcRegistry {
      * 0, not in use. Consecutive numbers have consecutive entries, so the counter is also the cursor of a free entry,
      * and a number comes back only after the counter went round the whole 24-bit space.
      *
+     * @param numberOffset where the entry of a number keeps the number it holds (0: free).
      * @return the number, or 0 if all {@code entries} are in use.
      */
-    private int allocateNumber(final long counterOffset, final int entries, final boolean target) {
+    private int allocateNumber(final long counterOffset, final int entries, final IntToLongFunction numberOffset) {
         for (int tries = 0; tries <= entries; tries++) {
             final int number = segment.get(Atomics.INT, counterOffset);
             segment.set(Atomics.INT, counterOffset, number >= MAX_NUMBER || number <= 0 ? 1 : number + 1);
             if (number <= 0 || number > MAX_NUMBER) {
                 continue;
             }
-            final long entry = target ? XrcDomainDescriptor.targetOffset(XrcDomainDescriptor.targetIndex(number))
-                + TARGET_NUMBER_OFFSET : XrcDomainDescriptor.srqOffset(XrcDomainDescriptor.srqIndex(number))
-                + SRQ_NUMBER_OFFSET;
-            if (segment.get(Atomics.INT, entry) == 0) {
+            if (segment.get(Atomics.INT, numberOffset.applyAsLong(number)) == 0) {
                 return number;
             }
         }

@@ -92,10 +92,7 @@ final class ConnectionMemory implements AutoCloseable {
      */
     @Override
     public void close() {
-        final RuntimeException failure = closeAll(messageRegion, targetRegion, receiveRegion, sendRegion, sendArena);
-        if (failure != null) {
-            throw failure;
-        }
+        close(false);
     }
 
     /**
@@ -103,15 +100,19 @@ final class ConnectionMemory implements AutoCloseable {
      * a peer that died in an access may still be inside of.
      */
     void abandon() {
-        final RuntimeException failure = closeAll(abandoning(messageRegion), abandoning(targetRegion),
-            abandoning(receiveRegion), abandoning(sendRegion), sendArena);
+        close(true);
+    }
+
+    private void close(final boolean abandon) {
+        final RuntimeException failure = closeAll(closing(messageRegion, abandon), closing(targetRegion, abandon),
+            closing(receiveRegion, abandon), closing(sendRegion, abandon), sendArena);
         if (failure != null) {
             throw failure;
         }
     }
 
-    private static AutoCloseable abandoning(final MemoryRegion region) {
-        return region == null ? null : region::abandon;
+    private static AutoCloseable closing(final MemoryRegion region, final boolean abandon) {
+        return region == null || !abandon ? region : region::abandon;
     }
 
     private static RuntimeException closeAll(final AutoCloseable... resources) {

@@ -77,8 +77,6 @@ final class ConnectionResources {
     XrcSharedReceiveQueue xrcQueue;
     /** XRC mode: the target queue pair this side offers the peer's initiator (its handle's reference). */
     XrcTargetQueuePair xrcTarget;
-    /** XRC mode, after the release: the XRC shared receive queue closed quiescent (no peer request can arrive). */
-    private boolean xrcAccessEnded;
     /**
      * XRC mode: the connection manager's lifeline said the peer let go or died, or the attempt failed; the peer's
      * requests are not waited for at the release.
@@ -198,8 +196,7 @@ final class ConnectionResources {
     /**
      * Close the target, the initiator and the XRC shared receive queue, in that order.
      *
-     * @return {@code earlier}, or the first failure; {@link #xrcAccessEnded} says whether the peer can still reach
-     *     this connection's memory.
+     * @return {@code earlier}, or the first failure.
      */
     private RuntimeException releaseXrc(final RuntimeException earlier) {
         RuntimeException failure = earlier;
@@ -212,8 +209,6 @@ final class ConnectionResources {
         final XrcSharedReceiveQueue queue = xrcQueue;
         failure = Closing.close(queue == null || !peerLetGo ? queue : (AutoCloseable) queue::abandon, failure);
         xrcQueue = null;
-        // the peer's requests reach our memory only through our queue's number
-        xrcAccessEnded = queue != null && queue.peerAccessEnded();
         return failure;
     }
 
@@ -279,22 +274,21 @@ final class ConnectionResources {
      */
     void release(final RsocketConnection owner) {
         RuntimeException failure = null;
-        final boolean xrc = xrcQueue != null;
+        final XrcSharedReceiveQueue xrcClosed = xrcQueue;
         failure = releaseXrc(failure);
         failure = Closing.close(queuePair, failure);
         if (ownReceivesPosted > 0) {
             context.ownReceivesPosted(-ownReceivesPosted);
             ownReceivesPosted = 0;
         }
-        // before the queue pair is bound the peer was never told where the memory is; in XRC mode the peer's
-        // requests named our XRC shared receive queue, closed above
-        final boolean reusable = xrc ? failure == null && xrcAccessEnded
-            : queuePair == null || failure == null && queuePair.peerAccessEnded();
-        // the close of the queue pair (XRC: of our XRC shared receive queue) found a peer access that never ended
-        // (its process died in it): that access is in the memory too, and waiting for it there again would only
-        // stall this release
-        final boolean peerStuck = failure == null && (xrc ? !xrcAccessEnded
-            : queuePair != null && !queuePair.peerAccessEnded());
+        // no peer access can reach the memory any more: before the queue pair is bound the peer was never told where
+        // it is; in XRC mode the peer's requests reach it only through our XRC shared receive queue, closed above
+        final boolean accessEnded = xrcClosed != null ? xrcClosed.peerAccessEnded()
+            : queuePair == null || queuePair.peerAccessEnded();
+        final boolean reusable = accessEnded && (failure == null || xrcClosed == null && queuePair == null);
+        // a close that found a peer access that never ended (its process died in it): that access is in the memory
+        // too, and waiting for it there again would only stall this release
+        final boolean peerStuck = failure == null && !accessEnded;
         queuePair = null;
         if (memory != null) {
             try {
