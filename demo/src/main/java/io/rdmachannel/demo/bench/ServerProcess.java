@@ -37,7 +37,7 @@ final class ServerProcess implements AutoCloseable {
      * Start the server on {@code transports}, listening on {@code address} (the loopback when null), and wait for
      * its addresses.
      *
-     * @throws IOException when it exits or says something unexpected before it is ready.
+     * @throws IOException when it exits before it is ready (other lines before the addresses go to stderr).
      */
     static ServerProcess start(final List<Transport> transports, final InetAddress address) throws IOException {
         final List<String> arguments = new ArrayList<>();
@@ -52,7 +52,7 @@ final class ServerProcess implements AutoCloseable {
      * Start {@code main} with {@code arguments}: a server that prints {@code listen TRANSPORT ADDRESS} per transport
      * and then its ready line on stdout, as {@link BenchServer} does, and stops when its stdin ends.
      *
-     * @throws IOException when it exits or says something unexpected before it is ready.
+     * @throws IOException when it exits before it is ready (other lines before the addresses go to stderr).
      */
     static ServerProcess start(final Class<?> main, final List<String> arguments) throws IOException {
         final List<String> command = new ArrayList<>();
@@ -78,8 +78,9 @@ final class ServerProcess implements AutoCloseable {
             while ((line = lines.readLine()) != null && !line.startsWith(BenchServer.READY)) {
                 final String[] words = line.split(" ", 3);
                 if (words.length != 3 || !words[0].equals(BenchServer.LISTEN)) {
-                    throw new IOException("the server " + main.getSimpleName() + " said '" + line
-                        + "' instead of its addresses");
+                    // not the server's: a JVM agent's (a profiler's, JFR's "Started recording") goes on to stderr
+                    System.err.println("server: " + line);
+                    continue;
                 }
                 addresses.put(Transport.of(words[1]), words[2]);
             }
