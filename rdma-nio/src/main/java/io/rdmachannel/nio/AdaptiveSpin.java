@@ -5,11 +5,17 @@ package io.rdmachannel.nio;
  * quick reply is caught without a park and an idle connection costs no CPU. The budget never exceeds the configured
  * {@code RDMA_BUSY_POLL}.
  *
- * <p>The budget starts at the ceiling. A wait that the spin ended (the event came while polling) keeps it at the
- * ceiling; a wait that had to park halves it, so after a few waits of an idle or slow connection it reaches 0 and the
- * thread parks at once. A budget of 0 is probed with the ceiling every {@value #PROBE_PERIOD}th wait, so a connection
- * that turns busy again (a ping-pong starting) is noticed: the waste is bounded by one ceiling's spin per that many
- * waits, which on an idle connection are long anyway.
+ * <p>A wait that the spin ended (the event came while polling) sets the budget to the ceiling; a wait that had to
+ * park halves it, so after a few waits of an idle or slow connection it reaches 0 and the thread parks at once. A
+ * budget of 0 is probed with the ceiling every {@value #PROBE_PERIOD}th wait, so a connection that turns busy again
+ * (a ping-pong starting) is noticed: the waste is bounded by one ceiling's spin per that many waits, which on an idle
+ * connection are long anyway.
+ *
+ * <p>A channel's first wait has no history of its own: it takes its budget from the {@link FirstWaits} of its kind,
+ * which learns the same way from the first waits of the channels before it. A server of short connections (each
+ * makes a wait or two: connect, one exchange, close) thus stops spinning on every new connection for a reply that
+ * comes after a thread hand-off or two on the other side, which on a loaded machine costs the other side the CPU it
+ * needs; one new channel in {@value #PROBE_PERIOD} still probes.
  *
  * <p>One instance per waiting role (a channel's reader, its writer, a selector), used by one thread at a time (the
  * holder of the read lock, the write lock, the selection lock): no synchronisation.
@@ -20,8 +26,25 @@ final class AdaptiveSpin {
     /** Budgets below this are 0: a spin shorter than this cannot catch a reply that would not have come anyway. */
     static final long MIN_SPIN_NANOS = 1_000;
 
+    private final FirstWaits firstWaits;
     private long budget = -1;
     private int waitsAtZero;
+    /** The wait under way is this instance's first, and its end goes to {@link #firstWaits} too. */
+    private boolean firstUnderWay;
+
+    /**
+     * A role whose first wait starts at the ceiling (a selector: long-lived, its first wait tells little).
+     */
+    AdaptiveSpin() {
+        this(null);
+    }
+
+    /**
+     * A role whose first wait takes its budget from {@code firstWaits} ({@code null}: the ceiling).
+     */
+    AdaptiveSpin(final FirstWaits firstWaits) {
+        this.firstWaits = firstWaits;
+    }
 
     /**
      * The spin budget of the next wait.
@@ -33,7 +56,12 @@ final class AdaptiveSpin {
         if (ceiling <= 0) {
             return 0;
         }
-        if (budget < 0 || budget > ceiling) {
+        if (budget < 0) {
+            firstUnderWay = firstWaits != null;
+            budget = firstWaits == null ? ceiling : firstWaits.next(ceiling);
+            return budget;
+        }
+        if (budget > ceiling) {
             budget = ceiling;
         }
         if (budget > 0) {
@@ -53,11 +81,15 @@ final class AdaptiveSpin {
      * @param ceiling the configured busy-poll time in nanoseconds.
      */
     void ended(final boolean caught, final long ceiling) {
+        if (firstUnderWay) {
+            firstUnderWay = false;
+            firstWaits.ended(caught, ceiling);
+        }
         if (caught) {
             budget = ceiling;
             waitsAtZero = 0;
         } else if (budget > 0) {
-            budget = budget / 2 < MIN_SPIN_NANOS ? 0 : budget / 2;
+            budget = halved(budget);
         }
     }
 
@@ -66,5 +98,50 @@ final class AdaptiveSpin {
      */
     long budget() {
         return Math.max(0, budget);
+    }
+
+    private static long halved(final long budget) {
+        return budget / 2 < MIN_SPIN_NANOS ? 0 : budget / 2;
+    }
+
+    /**
+     * The budget of the first waits of one kind of channel (for example the readers of accepted channels), learned
+     * from how the first waits of the channels before ended, with the rule of {@link AdaptiveSpin}. Shared by the
+     * channels of a provider and used by their threads at once without locks: an update lost to a race costs one
+     * wait a spin of the wrong length, nothing else, and a new channel writes here once or twice in its life.
+     */
+    static final class FirstWaits {
+        private volatile long budget = -1;
+        private volatile int waitsAtZero;
+
+        long next(final long ceiling) {
+            final long current = budget;
+            if (current < 0 || current >= ceiling) {
+                return ceiling;
+            }
+            if (current > 0) {
+                return current;
+            }
+            final int waits = waitsAtZero + 1;
+            waitsAtZero = waits >= PROBE_PERIOD ? 0 : waits;
+            return waits >= PROBE_PERIOD ? ceiling : 0;
+        }
+
+        void ended(final boolean caught, final long ceiling) {
+            final long current = budget;
+            if (caught) {
+                if (current != ceiling) {
+                    budget = ceiling;
+                }
+            } else if (current != 0) {
+                budget = halved(current < 0 || current > ceiling ? ceiling : current);
+            }
+        }
+
+        /** The budget the next first wait gets under {@code ceiling} when it is not probed, for diagnostics. */
+        long budget(final long ceiling) {
+            final long current = budget;
+            return current < 0 ? ceiling : Math.min(current, ceiling);
+        }
     }
 }

@@ -45,6 +45,9 @@ public final class RdmaSelectorProvider extends SelectorProvider {
     private final DropInConfiguration dropIn;
     /** Whether this is the JVM-wide provider: 0 not known yet, 1 yes, -1 no. */
     private volatile int jvmWide;
+    /** The first waits of its channels' readers and writers, connected and accepted ({@link #firstWaits}). */
+    private final AdaptiveSpin.FirstWaits[] firstWaits = {new AdaptiveSpin.FirstWaits(),
+        new AdaptiveSpin.FirstWaits(), new AdaptiveSpin.FirstWaits(), new AdaptiveSpin.FirstWaits()};
 
     /**
      * A provider over the default stream engine, found on first use.
@@ -71,6 +74,17 @@ public final class RdmaSelectorProvider extends SelectorProvider {
     RdmaSelectorProvider(final StreamTransport transport, final DropInConfiguration dropIn) {
         this.transport = Objects.requireNonNull(transport, "transport");
         this.dropIn = dropIn;
+    }
+
+    /**
+     * What the first waits of this provider's channels of one kind learned: a new channel's first wait has no history
+     * of its own ({@link AdaptiveSpin}).
+     *
+     * @param accepted the channels a server channel accepted, else those that connected.
+     * @param reader their readers, else their writers.
+     */
+    AdaptiveSpin.FirstWaits firstWaits(final boolean accepted, final boolean reader) {
+        return firstWaits[(accepted ? 2 : 0) + (reader ? 1 : 0)];
     }
 
     /**

@@ -76,8 +76,8 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     // Lock held by the current reader (and by connect and finishConnect)
     private final ReentrantLock readLock = new ReentrantLock();
     // How long a blocked reader and a blocked writer spin before they park; guarded by readLock and writeLock
-    private final AdaptiveSpin readSpin = new AdaptiveSpin();
-    private final AdaptiveSpin writeSpin = new AdaptiveSpin();
+    private final AdaptiveSpin readSpin;
+    private final AdaptiveSpin writeSpin;
     private final BooleanSupplier readerStillWaiting = () -> isOpen() && !this.isInputClosed;
     private final BooleanSupplier writerStillWaiting = () -> isOpen() && !this.isOutputClosed;
     // Lock held by the current writer (and by connect and finishConnect)
@@ -125,6 +125,8 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
     RdmaSocketChannelImpl(final RdmaSelectorProvider provider, final ProtocolFamily family, final boolean dropIn) {
         super(provider);
         this.provider = provider;
+        this.readSpin = new AdaptiveSpin(provider.firstWaits(false, true));
+        this.writeSpin = new AdaptiveSpin(provider.firstWaits(false, false));
         this.family = family;
         this.dropIn = dropIn;
         this.relay = new ReadinessRelay();
@@ -141,6 +143,8 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         final OptionValues options, final RdmaPath path) {
         super(provider);
         this.provider = provider;
+        this.readSpin = new AdaptiveSpin(provider.firstWaits(true, true));
+        this.writeSpin = new AdaptiveSpin(provider.firstWaits(true, false));
         this.transport = transport;
         this.family = family;
         this.dropIn = false;
@@ -161,6 +165,8 @@ final class RdmaSocketChannelImpl extends RdmaSocketChannel implements RdmaSelec
         final SocketChannel accepted, final RdmaPath path) throws IOException {
         super(provider);
         this.provider = provider;
+        this.readSpin = new AdaptiveSpin(provider.firstWaits(true, true));
+        this.writeSpin = new AdaptiveSpin(provider.firstWaits(true, false));
         this.family = family;
         this.dropIn = false;
         this.relay = new ReadinessRelay();
