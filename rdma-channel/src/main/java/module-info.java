@@ -9,8 +9,6 @@ module io.rdmachannel.channel {
     requires jdk.jfr;
     // The transports' MBeans.
     requires java.management;
-    // SO_PEERCRED: who a shm requester is, from its handshake socket.
-    requires jdk.net;
 
     exports io.rdmachannel.channel;
     exports io.rdmachannel.channel.spi;

@@ -40,7 +40,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.UserPrincipal;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -53,8 +52,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
-import jdk.net.ExtendedSocketOptions;
-import jdk.net.UnixDomainPrincipal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -110,8 +107,6 @@ final class ShmConnectionManager implements ConnectionManager {
     private final Set<Handshake> lifelines = new HashSet<>();
     private volatile boolean running = true;
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** The owner of the device's folder, read on the first request; used on this manager's thread only. */
-    private UserPrincipal folderOwner;
 
     ShmConnectionManager(final ShmDevice device, final ShmConfiguration configuration) throws IOException {
         this.device = device;
@@ -487,7 +482,6 @@ final class ShmConnectionManager implements ConnectionManager {
                     channel.configureBlocking(false);
                     final Handshake handshake = new Handshake(this, null, null, null);
                     handshake.attach(channel, SelectionKey.OP_READ);
-                    handshake.checkCredentials();
                     // a requester sends its request as soon as it is connected: often it is here already, and
                     // reading it now saves a round of the selector (a wake-up of this thread)
                     handshake.readEarly();
@@ -539,8 +533,6 @@ final class ShmConnectionManager implements ConnectionManager {
         /** Active side: whether the socket is connected, and what failed before the manager's thread took over. */
         private boolean socketConnected;
         private IOException startFailure;
-        /** Passive side: what {@link #checkCredentials} found wrong, or {@code null}. */
-        private String credentialProblem;
         /**
          * An endpoint's own queue pairs, established: the socket stays open as the connection's lifeline
          * ({@link CmEndpoint#peerGone}) until either side closes it. Manager's thread.
@@ -798,39 +790,17 @@ final class ShmConnectionManager implements ConnectionManager {
 
         /**
          * What is wrong with who the requester says it is, or {@code null}: a shm requester is a process of this host
-         * (its address must be one of this host's, which it claims in its request and nothing else proves), and of
-         * this user ({@link #checkCredentials}). A listener's policy then sees an address the requester may have
-         * chosen among this host's, never a foreign one.
+         * (its address must be one of this host's, which it claims in its request and nothing else proves). A
+         * listener's policy then sees an address the requester may have chosen among this host's, never a foreign
+         * one. That it runs as this user the kernel saw to: connecting to a Unix socket takes search permission on
+         * every folder of its path, and the device's folder is this user's with mode 0700, checked when the device
+         * opened ({@code ShmDirectory.ensurePrivate}); only root passes that, and root may read this process's memory
+         * anyway. (Reading the socket's peer credentials here cost the listener 12-18 us a connection, on its
+         * connection manager's thread: the JDK looks the user's and group's names up on every call.)
          */
         private String identityProblem() {
-            if (!isLocal(source)) {
-                return "the requester claims " + describe(source) + ", not an address of this host";
-            }
-            return credentialProblem;
-        }
-
-        /**
-         * Passive side, when the socket is accepted: the requester must run as this user (its socket's peer
-         * credentials, which the kernel gives, must name the owner of the folder; the folder's mode keeps other users
-         * out, so this holds unless the folder was tampered with). Done before the request is read, while the
-         * requester is usually still writing it: the JDK looks the user's and group's names up on every call, which
-         * takes longer than the rest of the request's checks.
-         */
-        void checkCredentials() {
-            try {
-                final UnixDomainPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED);
-                if (folderOwner == null) {
-                    // read once: the folder is this device's, created private to its user
-                    folderOwner = Files.getOwner(directory);
-                }
-                final UserPrincipal owner = folderOwner;
-                if (!peer.user().equals(owner)) {
-                    credentialProblem = "the requester runs as " + peer.user().getName() + ", not as "
-                        + owner.getName();
-                }
-            } catch (final IOException | UnsupportedOperationException ex) {
-                credentialProblem = "the requester's credentials cannot be read: " + ex.getMessage();
-            }
+            return isLocal(source) ? null
+                : "the requester claims " + describe(source) + ", not an address of this host";
         }
 
         /** Active side: the listener accepted. */
