@@ -18,10 +18,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Memory comes back only when the connection's queue pair is closed and {@linkplain
  * io.rdmachannel.channel.spi.QueuePair#peerAccessEnded() quiescent}: no request of the old peer can reach it any
  * more (remote access needs a live queue pair of this protection domain connected to it, not only the key), so the
- * next connection's peer is the only one that can write it. It is zeroed before it is kept. At most {@code
- * capacity} sets are kept idle, the oldest released beyond that; a set idle for {@code idleMillis} is released by a
- * sweep on the transport's timer, so an idle process gives its memory back; all are released when the context
- * closes.
+ * next connection's peer is the only one that can write it. What peers write of it is zeroed before it is kept
+ * ({@link ConnectionMemory#clear}). At most {@code capacity} sets are kept idle, the oldest released beyond that; a set
+ * idle for {@code idleMillis} is released by a sweep on the transport's timer, so an idle process gives its memory
+ * back; all are released when the context closes.
  */
 final class ConnectionMemoryPool implements AutoCloseable {
     private final ProtectionDomain domain;
