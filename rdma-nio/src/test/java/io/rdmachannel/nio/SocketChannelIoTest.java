@@ -314,6 +314,23 @@ class SocketChannelIoTest {
     }
 
     @Test
+    void shouldNotSpinOnTheFirstReadOfANewAcceptedChannelOnceTheFirstReadsBeforeItParked() throws Exception {
+        // a ceiling of 1 ms halves to nothing in 10 parked first reads (under 1 us a spin is not worth it)
+        for (int connection = 0; connection <= 10; connection++) {
+            final SocketChannel[] pair = fixture.pair();
+            pair[1].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 1000);
+            final FakeConnection accepted = fixture.transport.connections.get(2 * connection + 1);
+            final Running<Integer> reader = start(true, () -> pair[1].read(ByteBuffer.allocate(1)));
+            ChannelFixture.awaitBlocked(reader.thread());
+
+            pair[0].write(ByteBuffer.wrap(new byte[] {1}));
+
+            assertEquals(1, reader.get());
+            assertEquals(connection < 10 ? 1 : 0, accepted.spins.get(), "spins of accepted connection " + connection);
+        }
+    }
+
+    @Test
     void shouldKeepBusyPollingAReadWhileOnlyWritable() throws Exception {
         final SocketChannel[] pair = fixture.pair();
         pair[1].setOption(RdmaSocketOptions.RDMA_BUSY_POLL, 30_000_000);
