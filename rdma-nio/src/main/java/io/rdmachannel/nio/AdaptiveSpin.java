@@ -57,8 +57,9 @@ final class AdaptiveSpin {
             return 0;
         }
         if (budget < 0) {
-            firstUnderWay = firstWaits != null;
             budget = firstWaits == null ? ceiling : firstWaits.next(ceiling);
+            // a first wait that does not spin learns nothing; the role's later waits (probes too) are its own
+            firstUnderWay = firstWaits != null && budget > 0;
             return budget;
         }
         if (budget > ceiling) {

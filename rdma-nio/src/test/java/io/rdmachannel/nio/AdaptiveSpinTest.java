@@ -89,6 +89,28 @@ class AdaptiveSpinTest {
     }
 
     @Test
+    void shouldNotCountALaterProbeOfARoleWhoseFirstWaitDidNotSpinAsAFirstWait() {
+        final AdaptiveSpin.FirstWaits firstWaits = new AdaptiveSpin.FirstWaits();
+        while (firstWaits.budget(CEILING) > 0) {
+            final AdaptiveSpin spin = new AdaptiveSpin(firstWaits);
+            spin.next(CEILING);
+            spin.ended(false, CEILING);
+        }
+        AdaptiveSpin spin;
+        do {
+            spin = new AdaptiveSpin(firstWaits);
+        } while (spin.next(CEILING) != 0);
+        // the caller spins nothing and reports nothing for a budget of 0; the role probes on its own later
+        long budget;
+        do {
+            budget = spin.next(CEILING);
+        } while (budget == 0);
+        assertEquals(CEILING, budget);
+        spin.ended(true, CEILING);
+        assertEquals(0, firstWaits.budget(CEILING), "a role's own probe is not a first wait");
+    }
+
+    @Test
     void shouldShareFirstWaitsPerKindOfChannelOnOneProvider() {
         final RdmaSelectorProvider provider = new RdmaSelectorProvider(new FakeTransport());
         assertSame(provider.firstWaits(true, true), provider.firstWaits(true, true));
