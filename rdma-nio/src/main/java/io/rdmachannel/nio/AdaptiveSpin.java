@@ -90,7 +90,7 @@ final class AdaptiveSpin {
             budget = ceiling;
             waitsAtZero = 0;
         } else if (budget > 0) {
-            budget = halved(budget);
+            budget = budget / 2 < MIN_SPIN_NANOS ? 0 : budget / 2;
         }
     }
 
@@ -101,48 +101,25 @@ final class AdaptiveSpin {
         return Math.max(0, budget);
     }
 
-    private static long halved(final long budget) {
-        return budget / 2 < MIN_SPIN_NANOS ? 0 : budget / 2;
-    }
-
     /**
      * The budget of the first waits of one kind of channel (for example the readers of accepted channels), learned
-     * from how the first waits of the channels before ended, with the rule of {@link AdaptiveSpin}. Shared by the
-     * channels of a provider and used by their threads at once without locks: an update lost to a race costs one
-     * wait a spin of the wrong length, nothing else, and a new channel writes here once or twice in its life.
+     * from how the first waits of the channels before ended, by the rule of {@link AdaptiveSpin} itself. Shared by the
+     * channels of a provider, whose threads take its lock once or twice in a channel's life.
      */
     static final class FirstWaits {
-        private volatile long budget = -1;
-        private volatile int waitsAtZero;
+        private final AdaptiveSpin rule = new AdaptiveSpin();
 
-        long next(final long ceiling) {
-            final long current = budget;
-            if (current < 0 || current >= ceiling) {
-                return ceiling;
-            }
-            if (current > 0) {
-                return current;
-            }
-            final int waits = waitsAtZero + 1;
-            waitsAtZero = waits >= PROBE_PERIOD ? 0 : waits;
-            return waits >= PROBE_PERIOD ? ceiling : 0;
+        synchronized long next(final long ceiling) {
+            return rule.next(ceiling);
         }
 
-        void ended(final boolean caught, final long ceiling) {
-            final long current = budget;
-            if (caught) {
-                if (current != ceiling) {
-                    budget = ceiling;
-                }
-            } else if (current != 0) {
-                budget = halved(current < 0 || current > ceiling ? ceiling : current);
-            }
+        synchronized void ended(final boolean caught, final long ceiling) {
+            rule.ended(caught, ceiling);
         }
 
         /** The budget the next first wait gets under {@code ceiling} when it is not probed, for diagnostics. */
-        long budget(final long ceiling) {
-            final long current = budget;
-            return current < 0 ? ceiling : Math.min(current, ceiling);
+        synchronized long budget(final long ceiling) {
+            return rule.budget < 0 ? ceiling : Math.min(rule.budget, ceiling);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.rdmachannel.nio;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +13,8 @@ import org.junit.jupiter.api.Test;
  */
 class AdaptiveSpinTest {
     private static final long CEILING = 50_000;
+    /** More waits than any loop of these tests needs: one that goes on fails instead of hanging. */
+    private static final int MAX_WAITS = 100;
 
     @Test
     void shouldHalveTheBudgetOnEachParkedWaitProbeAtZeroAndGoBackToTheCeilingOnACaughtOne() {
@@ -63,7 +66,9 @@ class AdaptiveSpinTest {
 
         // a probe that catches its event: the next new role spins the whole ceiling again, and so does its next wait
         AdaptiveSpin spin;
+        int untilProbe = 0;
         do {
+            assertTrue(++untilProbe < MAX_WAITS, "no new role probed");
             spin = new AdaptiveSpin(firstWaits);
         } while (spin.next(CEILING) != CEILING);
         spin.ended(true, CEILING);
@@ -91,18 +96,23 @@ class AdaptiveSpinTest {
     @Test
     void shouldNotCountALaterProbeOfARoleWhoseFirstWaitDidNotSpinAsAFirstWait() {
         final AdaptiveSpin.FirstWaits firstWaits = new AdaptiveSpin.FirstWaits();
-        while (firstWaits.budget(CEILING) > 0) {
+        for (int roles = 0; firstWaits.budget(CEILING) > 0; roles++) {
+            assertTrue(roles < MAX_WAITS, "the first waits never learned to park at once");
             final AdaptiveSpin spin = new AdaptiveSpin(firstWaits);
             spin.next(CEILING);
             spin.ended(false, CEILING);
         }
         AdaptiveSpin spin;
+        int roles = 0;
         do {
+            assertTrue(++roles < MAX_WAITS, "no new role got a budget of 0");
             spin = new AdaptiveSpin(firstWaits);
         } while (spin.next(CEILING) != 0);
         // the caller spins nothing and reports nothing for a budget of 0; the role probes on its own later
         long budget;
+        int waits = 0;
         do {
+            assertTrue(++waits < MAX_WAITS, "the role never probed");
             budget = spin.next(CEILING);
         } while (budget == 0);
         assertEquals(CEILING, budget);
