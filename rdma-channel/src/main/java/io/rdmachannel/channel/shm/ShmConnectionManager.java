@@ -701,9 +701,22 @@ final class ShmConnectionManager implements ConnectionManager {
 
         private void onMessage(final int type, final ByteBuffer message) throws IOException {
             if (listener != null) {
+                // a request comes first and once; the RTU only after it was answered (an endpoint exists only then:
+                // a refused request ends the handshake). Out of turn, the requester ends the handshake, and its
+                // socket with it, before anything is created or a second queue pair is made for it
                 switch (type) {
-                    case REQ -> onRequest(message);
-                    case RTU -> established();
+                    case REQ -> {
+                        if (endpoint != null) {
+                            throw new IOException("a second request at the listener");
+                        }
+                        onRequest(message);
+                    }
+                    case RTU -> {
+                        if (endpoint == null) {
+                            throw new IOException("an RTU before any request at the listener");
+                        }
+                        established();
+                    }
                     default -> throw new IOException("unexpected handshake message " + type + " at the listener");
                 }
             } else {
