@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -65,6 +66,8 @@ public final class ScaleMain {
     private static final int MIN_CONNECTIONS = 10;
     /** The longest wait for the server's devices to report the connections the client made or closed. */
     private static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** Most readings {@link #settled} takes of a process's usage. */
+    private static final int STILL_READINGS = 40;
 
     private ScaleMain() {
     }
@@ -182,7 +185,7 @@ public final class ScaleMain {
                     measured += System.nanoTime() - connectStart;
                     if (i + 1 == first) {
                         serverBefore = awaitConnections(server.pid(), first, deadline, err);
-                        clientBefore = Usage.of(self, Stat.devicesOf(self, new ArrayList<>()));
+                        clientBefore = settled(() -> Usage.of(self, Stat.devicesOf(self, new ArrayList<>())));
                         shmBefore = sharedMemoryUsed();
                     }
                     if ((i + 1) % first == 0) {
@@ -191,7 +194,7 @@ public final class ScaleMain {
                 }
                 final double connectSeconds = measured / 1e9;
                 final Usage serverAfter = awaitConnections(server.pid(), count, deadline, err);
-                final Usage clientAfter = Usage.of(self, Stat.devicesOf(self, new ArrayList<>()));
+                final Usage clientAfter = settled(() -> Usage.of(self, Stat.devicesOf(self, new ArrayList<>())));
                 // figures of a server that did not list every connection would be wrong: printed, but not clean
                 clean = serverBefore.connections() == first && serverAfter.connections() == count;
                 final long shmAfter = sharedMemoryUsed();
@@ -267,7 +270,7 @@ public final class ScaleMain {
             final List<String> problems = new ArrayList<>();
             final Usage usage = Usage.of(pid, Stat.devicesOf(pid, problems));
             if (usage.connections() == connections) {
-                return usage;
+                return settled(() -> Usage.of(pid, Stat.devicesOf(pid, new ArrayList<>())));
             }
             if (System.nanoTime() - end >= 0) {
                 err.println("rdmachannel scale: the server's devices list " + usage.connections()
@@ -276,6 +279,25 @@ public final class ScaleMain {
             }
             sleep(100);
         }
+    }
+
+    /**
+     * A process's usage once its descriptors and threads held still between two readings 50 ms apart (at most
+     * {@value #STILL_READINGS} readings): a connection's link socket is accepted by the device's agent thread on the
+     * side that does not open it, a moment after the connection's echo, and a reading in between counted one socket
+     * fewer.
+     */
+    private static Usage settled(final Supplier<Usage> read) {
+        Usage usage = read.get();
+        for (int reading = 1; reading < STILL_READINGS; reading++) {
+            sleep(50);
+            final Usage again = read.get();
+            if (again.fds() == usage.fds() && again.threads() == usage.threads()) {
+                return again;
+            }
+            usage = again;
+        }
+        return usage;
     }
 
     private static long sharedMemoryUsed() throws IOException {
