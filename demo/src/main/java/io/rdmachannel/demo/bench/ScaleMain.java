@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -185,7 +184,7 @@ public final class ScaleMain {
                     measured += System.nanoTime() - connectStart;
                     if (i + 1 == first) {
                         serverBefore = awaitConnections(server.pid(), first, deadline, err);
-                        clientBefore = settled(() -> Usage.of(self, Stat.devicesOf(self, new ArrayList<>())));
+                        clientBefore = settled(self, usageOf(self));
                         shmBefore = sharedMemoryUsed();
                     }
                     if ((i + 1) % first == 0) {
@@ -194,7 +193,7 @@ public final class ScaleMain {
                 }
                 final double connectSeconds = measured / 1e9;
                 final Usage serverAfter = awaitConnections(server.pid(), count, deadline, err);
-                final Usage clientAfter = settled(() -> Usage.of(self, Stat.devicesOf(self, new ArrayList<>())));
+                final Usage clientAfter = settled(self, usageOf(self));
                 // figures of a server that did not list every connection would be wrong: printed, but not clean
                 clean = serverBefore.connections() == first && serverAfter.connections() == count;
                 final long shmAfter = sharedMemoryUsed();
@@ -270,7 +269,7 @@ public final class ScaleMain {
             final List<String> problems = new ArrayList<>();
             final Usage usage = Usage.of(pid, Stat.devicesOf(pid, problems));
             if (usage.connections() == connections) {
-                return settled(() -> Usage.of(pid, Stat.devicesOf(pid, new ArrayList<>())));
+                return settled(pid, usage);
             }
             if (System.nanoTime() - end >= 0) {
                 err.println("rdmachannel scale: the server's devices list " + usage.connections()
@@ -282,22 +281,26 @@ public final class ScaleMain {
     }
 
     /**
-     * A process's usage once its descriptors and threads held still between two readings 50 ms apart (at most
-     * {@value #STILL_READINGS} readings): a connection's link socket is accepted by the device's agent thread on the
-     * side that does not open it, a moment after the connection's echo, and a reading in between counted one socket
-     * fewer.
+     * A process's usage, from a {@code first} reading on, once its descriptors and threads held still between two
+     * readings 50 ms apart (at most {@value #STILL_READINGS} readings): a connection's link socket is accepted by
+     * the device's agent thread on the side that does not open it, a moment after the connection's echo, and a
+     * reading in between counted one socket fewer.
      */
-    private static Usage settled(final Supplier<Usage> read) {
-        Usage usage = read.get();
+    private static Usage settled(final long pid, final Usage first) {
+        Usage usage = first;
         for (int reading = 1; reading < STILL_READINGS; reading++) {
             sleep(50);
-            final Usage again = read.get();
+            final Usage again = usageOf(pid);
             if (again.fds() == usage.fds() && again.threads() == usage.threads()) {
                 return again;
             }
             usage = again;
         }
         return usage;
+    }
+
+    private static Usage usageOf(final long pid) {
+        return Usage.of(pid, Stat.devicesOf(pid, new ArrayList<>()));
     }
 
     private static long sharedMemoryUsed() throws IOException {
