@@ -61,7 +61,6 @@ import org.agrona.concurrent.UnsafeBuffer;
  * timing: the passive side grants when established.
  */
 final class RsocketConnection implements StreamConnection, CmEndpoint {
-    static final long CLOSE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
     static final long CLOSE_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
     /** A spinning reader makes a full check (lock, poll) at least every this many spins (a power of two). */
     static final int FULL_CHECK_SPINS = 64;
@@ -71,6 +70,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     static final long FIRST_MESSAGE_LOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final RsocketTransport transport;
+    private final long closeLingerNanos;
     private final StreamOptions options;
     private final RsocketListener listener;
     private final boolean passive;
@@ -121,6 +121,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         this.listener = listener;
         this.passive = listener != null;
         final StreamConfiguration configuration = transport.configuration();
+        this.closeLingerNanos = TimeUnit.MILLISECONDS.toNanos(configuration.closeLingerMillis());
         this.resources = new ConnectionResources(options, configuration);
         this.send = new SendPath(state, configuration);
         send.stallObserver(this::stalled);
@@ -771,10 +772,10 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
 
     /**
      * Queue the DISCONNECT after everything written and return, as a socket's close does: the connection is released
-     * once the DISCONNECT completed (so every byte written before it was delivered), or at the latest
-     * {@link #CLOSE_TIMEOUT_NANOS} later. A DISCONNECT that does not complete within {@link #CLOSE_SPIN_NANOS} is
-     * left to the transport's timer thread ({@link #lingerStep}), so neither the closing thread (which may hold the
-     * channel's state lock, or be a selector's) nor the timer ever waits for a peer.
+     * once the DISCONNECT completed (so every byte written before it was delivered), or failed, or at the latest
+     * {@code rdmachannel.stream.closeLingerMillis} later. A DISCONNECT that does not complete within
+     * {@link #CLOSE_SPIN_NANOS} is left to the transport's timer thread ({@link #lingerStep}), so neither the closing
+     * thread (which may hold the channel's state lock, or be a selector's) nor the timer ever waits for a peer.
      */
     @Override
     public void close() {
@@ -785,7 +786,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         final long start = System.nanoTime();
         while (send.disconnectUnderWay()) {
             if (System.nanoTime() - start > CLOSE_SPIN_NANOS) {
-                if (transport.linger(this, start + CLOSE_TIMEOUT_NANOS)) {
+                if (transport.linger(this, start + closeLingerNanos)) {
                     return;
                 }
                 break;

@@ -108,6 +108,18 @@ public final class StreamConfiguration {
     public static final int SEND_COMPLETION_TIMEOUT_DEFAULT = 10_000;
 
     /**
+     * How long a closed connection may wait, on the transport's timer thread, for its DISCONNECT (and so for every
+     * byte written before it) to be delivered before it is released anyway: a socket's close returns at once and
+     * the kernel keeps delivering, so does this. A peer that is gone ends the wait sooner (the device's retries run
+     * out, or the connection manager reports the disconnect); only a peer that takes packets but never posts
+     * receives for them holds a closed connection this long. The device retries a lost packet for seconds, so a
+     * short value cuts the end of a stream off on a lossy or loaded fabric: the peer then reads a reset.
+     */
+    public static final String CLOSE_LINGER_PROP_NAME = "rdmachannel.stream.closeLingerMillis";
+    /** Default for {@link #CLOSE_LINGER_PROP_NAME}: a minute, Linux's {@code tcp_fin_timeout}. */
+    public static final int CLOSE_LINGER_DEFAULT = 60_000;
+
+    /**
      * How many ended connections' memory (send ring, receive ring, target SGL, registered on the device) each device
      * context keeps for the next connections of the same sizes; 0 frees it with every connection.
      */
@@ -217,6 +229,7 @@ public final class StreamConfiguration {
     private final int pollingTimeMicros;
     private final int keepAliveSeconds;
     private final int sendCompletionTimeoutMillis;
+    private final int closeLingerMillis;
     private final int memoryPoolSize;
     private final int memoryPoolIdleMillis;
     private final boolean sharedReceiveQueue;
@@ -258,6 +271,7 @@ public final class StreamConfiguration {
             Integer.MAX_VALUE);
         sendCompletionTimeoutMillis = intProperty(properties, SEND_COMPLETION_TIMEOUT_PROP_NAME,
             SEND_COMPLETION_TIMEOUT_DEFAULT, 1, 3_600_000);
+        closeLingerMillis = intProperty(properties, CLOSE_LINGER_PROP_NAME, CLOSE_LINGER_DEFAULT, 1, 3_600_000);
         memoryPoolSize = intProperty(properties, MEMORY_POOL_SIZE_PROP_NAME, MEMORY_POOL_SIZE_DEFAULT, 0, 4096);
         memoryPoolIdleMillis = intProperty(properties, MEMORY_POOL_IDLE_MILLIS_PROP_NAME,
             MEMORY_POOL_IDLE_MILLIS_DEFAULT, 1, 3_600_000);
@@ -491,6 +505,15 @@ public final class StreamConfiguration {
     }
 
     /**
+     * How long a closed connection waits at most for its DISCONNECT to be delivered.
+     *
+     * @return milliseconds.
+     */
+    public int closeLingerMillis() {
+        return closeLingerMillis;
+    }
+
+    /**
      * How many ended connections' memory sets a device context keeps.
      *
      * @return the number of idle sets kept, 0 for none.
@@ -625,6 +648,7 @@ public final class StreamConfiguration {
             + ", pollingTimeMicros=" + pollingTimeMicros
             + ", keepAliveSeconds=" + keepAliveSeconds
             + ", sendCompletionTimeoutMillis=" + sendCompletionTimeoutMillis
+            + ", closeLingerMillis=" + closeLingerMillis
             + ", memoryPoolSize=" + memoryPoolSize
             + ", memoryPoolIdleMillis=" + memoryPoolIdleMillis
             + ", sharedReceiveQueue=" + sharedReceiveQueue

@@ -416,6 +416,18 @@ final class HostilePeer implements CmEndpoint, AutoCloseable {
     }
 
     /**
+     * Poll (posting a receive again for each message taken) until the engine's control message {@code control}
+     * arrived.
+     *
+     * @return the immediates of the engine's messages not taken yet, credit updates left out, in order of arrival.
+     */
+    List<Integer> awaitControl(final int control) {
+        final Integer wanted = ImmediateData.ctrl(control);
+        await(() -> inbound.contains(wanted), "control message " + ImmediateData.toString(wanted));
+        return List.copyOf(inbound);
+    }
+
+    /**
      * The length left in a slot of the engine's receive regions, as the engine advertised them.
      */
     int slotLength(final int index) {
