@@ -94,6 +94,15 @@ class HostilePeerTest {
         StreamTransports.close(transport);
     }
 
+    /**
+     * Close what the test tracked so far, in reverse order, before a transport of its own is closed.
+     */
+    private void closeTracked() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.remove(i).close();
+        }
+    }
+
     <T extends AutoCloseable> T track(final T resource) {
         resources.add(resource);
         return resource;
@@ -424,9 +433,7 @@ class HostilePeerTest {
             assertEquals(QueuePairState.ERROR, ((RsocketConnection) engine).queuePairState(), engine::describe);
             assertThrows(SocketException.class, () -> engine.write(message.clear()), engine::describe);
         } finally {
-            for (int i = resources.size() - 1; i >= 0; i--) {
-                resources.remove(i).close();
-            }
+            closeTracked();
             StreamTransports.close(impatient);
         }
     }
@@ -479,9 +486,7 @@ class HostilePeerTest {
                 + releasedNanos / 1000 + " us");
             awaitCondition(() -> ((RsocketTransport) brief).lingering() == 0, engine::describe);
         } finally {
-            for (int i = resources.size() - 1; i >= 0; i--) {
-                resources.remove(i).close();
-            }
+            closeTracked();
             StreamTransports.close(brief);
         }
     }
