@@ -6,6 +6,7 @@ import io.rdmachannel.channel.spi.CompletionQueue;
 import io.rdmachannel.channel.spi.CompletionStatus;
 import io.rdmachannel.channel.spi.MemoryRegion;
 import io.rdmachannel.channel.spi.QueuePair;
+import io.rdmachannel.channel.spi.QueuePairState;
 import io.rdmachannel.channel.spi.SendFlags;
 import io.rdmachannel.channel.spi.SendWorkRequest;
 import io.rdmachannel.channel.spi.WorkCompletion;
@@ -780,6 +781,12 @@ final class SendPath {
             return false;
         }
         poll();
+        if (control.disconnectHeldBack() && queuePair.state() == QueuePairState.ERROR) {
+            // held back (message mode's passive side before the peer's first message) on a queue pair that failed
+            // meanwhile (the peer left, the connection manager disconnected it): it can never go, and nothing else
+            // was sent before it
+            return false;
+        }
         return control.disconnectUnderWay();
     }
 

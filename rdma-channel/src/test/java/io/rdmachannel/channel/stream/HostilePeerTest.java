@@ -591,7 +591,7 @@ class HostilePeerTest {
         assertEquals(-1, BlockingStream.read(engine, ByteBuffer.allocate(1), waker), engine::describe);
     }
 
-    private static void awaitCondition(final BooleanSupplier condition,
+    static void awaitCondition(final BooleanSupplier condition,
         final Supplier<String> state) {
         final long deadline = System.nanoTime() + REFUSAL_TIMEOUT_NANOS;
         while (!condition.getAsBoolean()) {

@@ -3,6 +3,7 @@ package io.rdmachannel.channel.stream;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -198,5 +199,21 @@ class MessageModeHostilePeerTest extends HostilePeerTest {
         assertEquals(QueuePairState.ERROR, active.queuePair().state(), active::toString);
         assertEquals(QueuePairState.ERROR, passive.queuePair().state(), passive::toString);
         assertEquals(0, active.awaitInboundBytes(0).size(), active::toString);
+    }
+    @Test
+    void shouldReleaseAClosedPassiveConnectionWhoseHeldBackDisconnectCanNeverGo() throws Exception {
+        // the peer (active) never sends its first message, so the closed engine may not send its DISCONNECT and
+        // lingers; once the peer is gone the DISCONNECT can never go, and the connection is released then, not at
+        // rdmachannel.stream.closeLingerMillis (a minute)
+        final Connected connected = connectToEngine(new StreamOptions());
+        final RsocketConnection engine = (RsocketConnection) connected.engine();
+        engine.close();
+        assertEquals(1, ((RsocketTransport) transport).lingering(), engine::describe);
+        assertNotNull(engine.queuePairState(), engine::describe);
+        // the hold is kept: nothing came from the engine
+        assertEquals(0, connected.peer().awaitInboundBytes(0).size(), connected.peer()::toString);
+        connected.peer().close();
+        awaitCondition(() -> engine.queuePairState() == null, engine::describe);
+        awaitCondition(() -> ((RsocketTransport) transport).lingering() == 0, engine::describe);
     }
 }
