@@ -156,14 +156,6 @@ final class ControlWindow {
             && (disconnectPosted || (pending & PENDING_DISCONNECT) != 0);
     }
 
-    /**
-     * Whether a DISCONNECT is queued but not posted yet (no slot, or message mode's passive side awaits the first
-     * message).
-     */
-    boolean disconnectHeldBack() {
-        return !disconnectPosted && (pending & PENDING_DISCONNECT) != 0;
-    }
-
     long keepAlivesSent() {
         return keepAlivesSent;
     }

@@ -770,10 +770,22 @@ final class SendPath {
             return true;
         }
         try {
-            return pollDisconnect();
+            return pollDisconnect() && !queuePairEnded();
         } finally {
             unlock();
         }
+    }
+
+    /**
+     * Whether the queue pair left the states that deliver (the peer left, the connection manager disconnected it, the
+     * device failed it): a DISCONNECT still held back can never go then (message mode's passive side before the
+     * peer's first message, with nothing sent before it), and one posted may never complete (siw leaves a
+     * disconnected queue pair in RESET without flushing it). A query of the device on the native provider: the
+     * lingering close asks, not the closing thread's short spin.
+     */
+    private boolean queuePairEnded() {
+        final QueuePairState current = queuePair.state();
+        return current == QueuePairState.ERROR || current == QueuePairState.RESET;
     }
 
     private boolean pollDisconnect() {
@@ -781,12 +793,6 @@ final class SendPath {
             return false;
         }
         poll();
-        if (control.disconnectHeldBack() && queuePair.state() == QueuePairState.ERROR) {
-            // held back (message mode's passive side before the peer's first message) on a queue pair that failed
-            // meanwhile (the peer left, the connection manager disconnected it): it can never go, and nothing else
-            // was sent before it
-            return false;
-        }
         return control.disconnectUnderWay();
     }
 
