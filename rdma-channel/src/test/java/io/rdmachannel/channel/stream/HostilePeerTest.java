@@ -479,7 +479,7 @@ class HostilePeerTest {
         try {
             final HostilePeer peer = track(listenTakingNoMoreThan72Messages());
             final long start = System.nanoTime();
-            final RsocketConnection engine = closeWithTheDisconnectHeldBack(brief, peer);
+            final RsocketConnection engine = closeWithTheDisconnectUndelivered(brief, peer);
             awaitCondition(() -> engine.queuePairState() == null, engine::describe);
             final long releasedNanos = System.nanoTime() - start;
             assertTrue(releasedNanos >= TimeUnit.MILLISECONDS.toNanos(1500), () -> "released after "
@@ -498,7 +498,7 @@ class HostilePeerTest {
         // packets): the closed connection lingers until its DISCONNECT is delivered, behind every message written
         // before it, and is released then; a close that gave up earlier made the peer read a reset
         final HostilePeer peer = track(listenTakingNoMoreThan72Messages());
-        final RsocketConnection engine = closeWithTheDisconnectHeldBack(transport, peer);
+        final RsocketConnection engine = closeWithTheDisconnectUndelivered(transport, peer);
         Thread.sleep(3000);
         assertNotNull(engine.queuePairState(), () -> "released before its DISCONNECT was delivered; "
             + engine.describe());
@@ -525,7 +525,7 @@ class HostilePeerTest {
      * Connect to {@code peer}, write 100 messages of 100 bytes (28 more than it has receives for) and close: the
      * close returns at once and leaves the connection lingering on the transport's timer, unreleased.
      */
-    private static RsocketConnection closeWithTheDisconnectHeldBack(final StreamTransport through,
+    private static RsocketConnection closeWithTheDisconnectUndelivered(final StreamTransport through,
         final HostilePeer peer) throws Exception {
         final BlockingStream.Waker waker = new BlockingStream.Waker();
         final RsocketConnection engine = (RsocketConnection) BlockingStream.connect(through.connect(peer.address(),

@@ -200,6 +200,7 @@ class MessageModeHostilePeerTest extends HostilePeerTest {
         assertEquals(QueuePairState.ERROR, passive.queuePair().state(), passive::toString);
         assertEquals(0, active.awaitInboundBytes(0).size(), active::toString);
     }
+
     @Test
     void shouldReleaseAClosedPassiveConnectionWhoseHeldBackDisconnectCanNeverGo() throws Exception {
         // the peer (active) never sends its first message, so the closed engine may not send its DISCONNECT and
