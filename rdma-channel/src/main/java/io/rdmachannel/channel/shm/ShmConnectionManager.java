@@ -19,8 +19,10 @@ import io.rdmachannel.channel.spi.QueuePairState;
 
 import java.io.IOException;
 import java.net.BindException;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -45,6 +47,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -92,6 +95,16 @@ final class ShmConnectionManager implements ConnectionManager {
     private static final SecureRandom RANDOM = new SecureRandom();
     /** The age under which a listener socket nobody accepts on is left alone: it may be between bind and listen. */
     private static final long STALE_LISTENER_MILLIS = 10_000;
+    /**
+     * How many connections a listener accepts per readiness before its thread serves its other sockets: accepting
+     * for as long as connections arrive would leave the handshakes it accepted unread (a socket joins the selector
+     * only when it next selects).
+     */
+    private static final int ACCEPTS_PER_READINESS = 16;
+    /** The first and the longest wait before a requester tries a listener whose backlog was full again. */
+    private static final long BACKLOG_RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final long BACKLOG_RETRY_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(64);
+    private static final long SELECT_MILLIS = 100;
 
     private final ShmDevice device;
     private final Path directory;
@@ -103,6 +116,9 @@ final class ShmConnectionManager implements ConnectionManager {
     /** Set under the queue's monitor once the manager's thread has taken its last tasks. */
     private boolean drained;
     private final List<Handshake> handshakes = new ArrayList<>();
+    /** Requesters waiting for room in a listener's backlog, earliest retry first. Manager's thread. */
+    private final PriorityQueue<Handshake> backlogWaits = new PriorityQueue<>(
+        (one, other) -> Long.signum(one.retryAt - other.retryAt));
     /** Established connections of endpoints with their own queue pairs, whose sockets are their lifelines. */
     private final Set<Handshake> lifelines = new HashSet<>();
     private volatile boolean running = true;
@@ -353,8 +369,9 @@ final class ShmConnectionManager implements ConnectionManager {
     private void run() {
         try {
             while (running) {
-                selector.select(this::onSelected, 100);
+                selector.select(this::onSelected, selectMillis());
                 runTasks();
+                retryFullBacklogs();
                 expireHandshakes();
             }
         } catch (final IOException | ClosedSelectorException ex) {
@@ -401,6 +418,25 @@ final class ShmConnectionManager implements ConnectionManager {
             listener.onAcceptable();
         } else if (key.attachment() instanceof Handshake handshake) {
             handshake.onReady(key);
+        }
+    }
+
+    /** How long the manager's thread may wait for its sockets: until the next retry of a full backlog, if any. */
+    private long selectMillis() {
+        final Handshake next = backlogWaits.peek();
+        if (next == null) {
+            return SELECT_MILLIS;
+        }
+        final long millis = TimeUnit.NANOSECONDS.toMillis(next.retryAt - System.nanoTime());
+        return Math.clamp(millis, 1, SELECT_MILLIS);
+    }
+
+    private void retryFullBacklogs() {
+        final long now = System.nanoTime();
+        Handshake waiting;
+        while ((waiting = backlogWaits.peek()) != null && now - waiting.retryAt >= 0) {
+            backlogWaits.poll();
+            waiting.retryConnect();
         }
     }
 
@@ -478,7 +514,7 @@ final class ShmConnectionManager implements ConnectionManager {
         void onAcceptable() {
             try {
                 SocketChannel channel;
-                while ((channel = server.accept()) != null) {
+                for (int i = 0; i < ACCEPTS_PER_READINESS && (channel = server.accept()) != null; i++) {
                     channel.configureBlocking(false);
                     final Handshake handshake = new Handshake(this, null, null, null);
                     handshake.attach(channel, SelectionKey.OP_READ);
@@ -534,6 +570,13 @@ final class ShmConnectionManager implements ConnectionManager {
         private boolean socketConnected;
         private IOException startFailure;
         /**
+         * Active side: the listener's backlog was full (the socket is closed; a Unix socket refuses at once where a
+         * TCP connect would send its SYN again), so the request waits and tries again at {@code retryAt}.
+         */
+        private boolean backlogFull;
+        private long retryAt;
+        private long retryDelayNanos;
+        /**
          * An endpoint's own queue pairs, established: the socket stays open as the connection's lifeline
          * ({@link CmEndpoint#peerGone}) until either side closes it. Manager's thread.
          */
@@ -552,6 +595,10 @@ final class ShmConnectionManager implements ConnectionManager {
         void attach(final SocketChannel socket, final int ops) throws IOException {
             this.channel = socket;
             this.key = socket.register(selector, ops, this);
+            track();
+        }
+
+        private void track() {
             handshakes.add(this);
             if (listener != null) {
                 listener.inProgress++;
@@ -579,7 +626,22 @@ final class ShmConnectionManager implements ConnectionManager {
                     .openSocketChannel(StandardProtocolFamily.UNIX);
                 channel = socket;
                 socket.configureBlocking(false);
-                socketConnected = socket.connect(UnixDomainSocketAddress.of(path));
+                backlogFull = false;
+                try {
+                    socketConnected = socket.connect(UnixDomainSocketAddress.of(path));
+                } catch (final ConnectException refused) {
+                    throw refused;
+                } catch (final SocketException ex) {
+                    // a listener's socket that refuses neither as gone (no file) nor as dead (refused): its backlog
+                    // is full (EAGAIN); the failed connect closed the socket
+                    if (!Files.exists(path)) {
+                        throw ex;
+                    }
+                    socket.close();
+                    channel = null;
+                    backlogFull = true;
+                    return;
+                }
                 if (socketConnected) {
                     sendRequest();
                 }
@@ -603,11 +665,43 @@ final class ShmConnectionManager implements ConnectionManager {
                 fail(startFailure, null);
                 return;
             }
+            track();
+            if (backlogFull) {
+                awaitBacklogRoom();
+                return;
+            }
+            register();
+        }
+
+        private void register() {
             try {
-                attach(channel, !socketConnected ? SelectionKey.OP_CONNECT
-                    : pendingOut != null ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+                key = channel.register(selector, !socketConnected ? SelectionKey.OP_CONNECT
+                    : pendingOut != null ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ, this);
             } catch (final IOException | RuntimeException ex) {
                 fail(new IOException("shm connection handshake failed: " + ex.getMessage(), ex), null);
+            }
+        }
+
+        /** Active side: try the listener again later, sooner first (until the handshake's deadline expires it). */
+        private void awaitBacklogRoom() {
+            retryDelayNanos = retryDelayNanos == 0 ? BACKLOG_RETRY_FIRST_NANOS
+                : Math.min(retryDelayNanos * 2, BACKLOG_RETRY_MAX_NANOS);
+            retryAt = System.nanoTime() + retryDelayNanos;
+            backlogWaits.add(this);
+        }
+
+        /** Active side, on the manager's thread: the listener's backlog was full; try again, unless ended since. */
+        void retryConnect() {
+            if (done) {
+                return;
+            }
+            request();
+            if (startFailure != null) {
+                fail(startFailure, null);
+            } else if (backlogFull) {
+                awaitBacklogRoom();
+            } else {
+                register();
             }
         }
 

@@ -26,7 +26,14 @@ import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.net.SocketException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -175,6 +182,54 @@ class ShmConnectRequestTest {
         } finally {
             starved.close();
         }
+    }
+
+    /**
+     * The listener's backlog is full (its thread is busy and the kernel's queue of its socket holds as many
+     * connections as it takes): the attempt waits for room, as a TCP connect sends its SYN again, and its request
+     * reaches the listener once the listener accepts again. Before, it failed at once with "Connection refused".
+     */
+    @Test
+    void shouldWaitForRoomInAListenersFullBacklog() throws Exception {
+        final CountDownLatch busy = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        ((ShmConnectionManager) server).execute(() -> {
+            busy.countDown();
+            try {
+                release.await();
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertTrue(busy.await(10, TimeUnit.SECONDS));
+        final Path socket = Path.of(System.getProperty(ShmConfiguration.DIRECTORY_PROP_NAME,
+            ShmConfiguration.DIRECTORY_DEFAULT)).toAbsolutePath().resolve("ports")
+            .resolve(ShmAddresses.listenerName(listener.localAddress(), false));
+        final List<SocketChannel> queued = new ArrayList<>();
+        final Endpoint endpoint = new Endpoint();
+        try {
+            while (true) {
+                final SocketChannel filler = SocketChannel.open(StandardProtocolFamily.UNIX);
+                filler.configureBlocking(false);
+                try {
+                    filler.connect(UnixDomainSocketAddress.of(socket));
+                } catch (final SocketException full) {
+                    break;
+                }
+                queued.add(filler);
+                assertTrue(queued.size() < 10_000, "the listener's backlog never filled");
+            }
+            client.connect(listener.localAddress(), null, endpoint);
+            Thread.sleep(200);
+            assertFalse(endpoint.outcome.isDone(), () -> "the attempt ended while the backlog was full: "
+                + endpoint.outcome);
+        } finally {
+            release.countDown();
+            for (final SocketChannel filler : queued) {
+                filler.close();
+            }
+        }
+        assertRejected(endpoint);
     }
 
     private static void assertRejected(final Endpoint endpoint) throws InterruptedException {

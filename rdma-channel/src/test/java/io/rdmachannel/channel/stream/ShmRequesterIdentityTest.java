@@ -14,6 +14,7 @@ import io.rdmachannel.channel.spi.QueuePairInitAttributes;
 import io.rdmachannel.channel.spi.RdmaDevice;
 import io.rdmachannel.channel.spi.RdmaProviders;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
@@ -22,9 +23,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,6 +41,7 @@ import org.junit.jupiter.api.Timeout;
  * claimed address is not one of this host's is refused before the listener's filter is asked, and the requester
  * reads why; a well-formed request is seen with the host address it connected from. A requester that speaks out of
  * turn (an RTU before its request, a second request after the reply) has its handshake ended and its socket closed.
+ * Requesters that flood the listener do not keep it from serving the others.
  */
 @Timeout(20)
 class ShmRequesterIdentityTest {
@@ -44,6 +50,8 @@ class ShmRequesterIdentityTest {
     private static final int REP = 2;
     private static final int REJ = 3;
     private static final int RTU = 4;
+    /** The port a requester that feeds the listener with the next request claims. */
+    private static final int FEEDING_PORT = 5001;
 
     private StreamTransport transport;
     private StreamListener listener;
@@ -90,10 +98,14 @@ class ShmRequesterIdentityTest {
     }
 
     private StreamConnection acceptOne() throws IOException, InterruptedException {
+        return acceptOne(listener);
+    }
+
+    private static StreamConnection acceptOne(final StreamListener from) throws IOException, InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         StreamConnection accepted;
-        while ((accepted = listener.accept(null)) == null) {
-            assertTrue(System.nanoTime() - deadline < 0, () -> "nothing to accept: " + listener);
+        while ((accepted = from.accept(null)) == null) {
+            assertTrue(System.nanoTime() - deadline < 0, () -> "nothing to accept: " + from);
             Thread.sleep(1);
         }
         return accepted;
@@ -107,6 +119,101 @@ class ShmRequesterIdentityTest {
         }
         assertTrue(filtered.isEmpty(), "the listener's filter saw " + filtered);
         assertServing();
+    }
+
+    /**
+     * Local processes connect to the listener's socket and close at once, as fast as they can: the connection
+     * manager's thread must still come back to its other sockets, and a well-formed connection goes through.
+     * Before, the listener accepted for as long as connections kept arriving, and the handshakes it had accepted
+     * were never read again (their sockets join the selector only when it selects): they timed out.
+     */
+    @Test
+    void shouldKeepServingWhileLocalProcessesFloodTheListenerWithConnections() throws Exception {
+        final AtomicBoolean flooding = new AtomicBoolean(true);
+        final AtomicLong floods = new AtomicLong();
+        final List<Thread> flooders = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            flooders.add(Thread.ofPlatform().name("flooder-" + i).start(() -> {
+                while (flooding.get()) {
+                    try {
+                        hostile().close();
+                        floods.incrementAndGet();
+                    } catch (final IOException backlogFull) {
+                        Thread.onSpinWait();
+                    }
+                }
+            }));
+        }
+        try {
+            while (floods.get() < 1000) {
+                Thread.sleep(1);
+            }
+            final long start = System.nanoTime();
+            assertServing();
+            final long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(tookMillis < 5000, "the connection took " + tookMillis + " ms among " + floods + " floods");
+        } finally {
+            flooding.set(false);
+            for (final Thread flooder : flooders) {
+                flooder.join();
+            }
+        }
+    }
+
+    /**
+     * Connections keep arriving while the listener accepts (here each request the listener's filter sees brings the
+     * next one, so one is always queued): the manager's thread must still read the handshakes it accepted, here a
+     * requester that sends its request a while after it connected; it must be answered. Before, the listener
+     * accepted for as long as one was queued, for ever, and read nothing else.
+     */
+    @Test
+    void shouldReadAcceptedHandshakesWhileConnectionsKeepArriving() throws Exception {
+        final AtomicBoolean feeding = new AtomicBoolean(true);
+        final AtomicLong fed = new AtomicLong();
+        final AtomicReference<StreamListener> busy = new AtomicReference<>();
+        busy.set(transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
+            new StreamOptions().requestFilter(request -> {
+                if (((InetSocketAddress) request.remoteAddress()).getPort() != FEEDING_PORT) {
+                    return new Rejection(RejectReason.POLICY, "seen");
+                }
+                if (feeding.get()) {
+                    feed(busy.get());
+                    fed.incrementAndGet();
+                }
+                return new Rejection(RejectReason.POLICY, "fed");
+            }), new BlockingStream.Waker()));
+        try {
+            feed(busy.get());
+            while (fed.get() < 100) {
+                Thread.sleep(1);
+            }
+            final byte[] loopback = InetAddress.getLoopbackAddress().getAddress();
+            try (SocketChannel late = connectTo(busy.get())) {
+                // accepted meanwhile, with nothing to read yet
+                Thread.sleep(100);
+                final long fedBefore = fed.get();
+                write(late, request(new byte[16], 7, loopback, 5000, busy.get()).put(connectionData()));
+                assertEquals(REJ, readFrame(late).get(), "the late requester's answer");
+                // served within a round of the selector, not once the process ran out of descriptors (the
+                // unserved handshakes' sockets are closed by the thread's tasks, which ran no more either)
+                final long fedMeanwhile = fed.get() - fedBefore;
+                assertTrue(fedMeanwhile < 2000, "answered after " + fedMeanwhile + " other requests");
+            }
+            assertTrue(fed.get() > 100, "the feeding stopped: " + fed);
+        } finally {
+            feeding.set(false);
+            busy.get().close();
+        }
+    }
+
+    /** A request from {@link #FEEDING_PORT} of the loopback to the listener, its socket closed once written. */
+    private static void feed(final StreamListener target) {
+        final byte[] loopback = InetAddress.getLoopbackAddress().getAddress();
+        try (SocketChannel feeder = connectTo(target)) {
+            write(feeder, request(new byte[16], 7, loopback, FEEDING_PORT, target).put(connectionData()));
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
     }
 
     @Test
@@ -139,7 +246,11 @@ class ShmRequesterIdentityTest {
     }
 
     private SocketChannel hostile() throws IOException {
-        final int listening = ((InetSocketAddress) listener.localAddress()).getPort();
+        return connectTo(listener);
+    }
+
+    private static SocketChannel connectTo(final StreamListener target) throws IOException {
+        final int listening = ((InetSocketAddress) target.localAddress()).getPort();
         final Path socket = Path.of(System.getProperty(ShmConfiguration.DIRECTORY_PROP_NAME,
             ShmConfiguration.DIRECTORY_DEFAULT)).toAbsolutePath().resolve("ports").resolve("127.0.0.1_" + listening);
         final SocketChannel hostile = SocketChannel.open(StandardProtocolFamily.UNIX);
@@ -163,11 +274,16 @@ class ShmRequesterIdentityTest {
      * next).
      */
     private ByteBuffer request(final byte[] gid, final int queuePair, final byte[] ipv4, final int port) {
+        return request(gid, queuePair, ipv4, port, listener);
+    }
+
+    private static ByteBuffer request(final byte[] gid, final int queuePair, final byte[] ipv4, final int port,
+        final StreamListener target) {
         final ByteBuffer out = frame(REQ);
         out.put((byte) 1).put(gid).putInt(queuePair).putInt(8);
         out.put((byte) 1).put((byte) 4).put(ipv4).putShort((short) port);
         out.put((byte) 1).put((byte) 4).put(InetAddress.getLoopbackAddress().getAddress())
-            .putShort((short) ((InetSocketAddress) listener.localAddress()).getPort());
+            .putShort((short) ((InetSocketAddress) target.localAddress()).getPort());
         return out;
     }
 
