@@ -79,17 +79,7 @@ class ShmConnectRequestTest {
 
     @Test
     void shouldSendTheRequestFromTheConnectingThreadWhileTheManagersThreadIsBusy() throws Exception {
-        final CountDownLatch busy = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-        client.execute(() -> {
-            busy.countDown();
-            try {
-                release.await();
-            } catch (final InterruptedException ex) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        assertTrue(busy.await(10, TimeUnit.SECONDS));
+        final CountDownLatch release = occupy(client);
         final Endpoint endpoint = new Endpoint();
         final CmConnection attempt = client.connect(listener.localAddress(), null, endpoint);
         try {
@@ -191,17 +181,7 @@ class ShmConnectRequestTest {
      */
     @Test
     void shouldWaitForRoomInAListenersFullBacklog() throws Exception {
-        final CountDownLatch busy = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-        ((ShmConnectionManager) server).execute(() -> {
-            busy.countDown();
-            try {
-                release.await();
-            } catch (final InterruptedException ex) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        assertTrue(busy.await(10, TimeUnit.SECONDS));
+        final CountDownLatch release = occupy((ShmConnectionManager) server);
         final Path socket = Path.of(System.getProperty(ShmConfiguration.DIRECTORY_PROP_NAME,
             ShmConfiguration.DIRECTORY_DEFAULT)).toAbsolutePath().resolve("ports")
             .resolve(ShmAddresses.listenerName(listener.localAddress(), false));
@@ -230,6 +210,22 @@ class ShmConnectRequestTest {
             }
         }
         assertRejected(endpoint);
+    }
+
+    /** Keep the manager's thread busy until the returned latch is counted down. */
+    private static CountDownLatch occupy(final ShmConnectionManager manager) throws InterruptedException {
+        final CountDownLatch busy = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        manager.execute(() -> {
+            busy.countDown();
+            try {
+                release.await();
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertTrue(busy.await(10, TimeUnit.SECONDS));
+        return release;
     }
 
     private static void assertRejected(final Endpoint endpoint) throws InterruptedException {
