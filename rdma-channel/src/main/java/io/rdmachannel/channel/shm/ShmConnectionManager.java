@@ -581,12 +581,6 @@ final class ShmConnectionManager implements ConnectionManager {
          * ({@link CmEndpoint#peerGone}) until either side closes it. Manager's thread.
          */
         private boolean lifeline;
-        /**
-         * Passive side: the endpoint took the connection when the reply went out
-         * ({@link CmEndpoint#establishedAtReply}); the RTU confirms it, anything else that ends the handshake is the
-         * endpoint's {@link CmEndpoint#peerGone}.
-         */
-        private boolean establishedAtReply;
         /** The endpoint closed its path: no lifeline is kept, or the one kept ends. Any thread. */
         private volatile boolean lifelineClosed;
 
@@ -899,16 +893,6 @@ final class ShmConnectionManager implements ConnectionManager {
             frame.put(device.gid()).putInt(advertisedNumber()).putInt(psn);
             putPrivateData(frame, privateData);
             send(frame);
-            if (queuePair != null) {
-                // the application may take the connection while the requester reads the reply; the endpoint sends
-                // nothing before the RTU or the requester's first message says the requester's queue pair is ready
-                try {
-                    establishedAtReply = endpoint.establishedAtReply(peerPrivateData.asReadOnlyBuffer(), target,
-                        source);
-                } catch (final RuntimeException ex) {
-                    throw new IOException("the endpoint refused the connection: " + ex, ex);
-                }
-            }
         }
 
         /**
@@ -976,11 +960,7 @@ final class ShmConnectionManager implements ConnectionManager {
                 return;
             }
             finish();
-            if (establishedAtReply) {
-                endpoint.confirmed();
-            } else {
-                notifyEstablished();
-            }
+            notifyEstablished();
         }
 
         /** Established with the endpoint's own queue pairs: read the socket for its end, unless closed already. */
@@ -1196,10 +1176,7 @@ final class ShmConnectionManager implements ConnectionManager {
             if (!bound && queuePair != null) {
                 queuePair.close();
             }
-            if (establishedAtReply) {
-                endpoint.peerGone(new IOException("the requester did not finish the handshake"
-                    + (cause != null ? ": " + cause.getMessage() : ""), cause));
-            } else if (endpoint != null) {
+            if (endpoint != null) {
                 endpoint.failed(cause != null ? cause : RejectReason.NO_LISTENER.exception());
             }
         }
