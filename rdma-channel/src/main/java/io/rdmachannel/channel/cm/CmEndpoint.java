@@ -68,6 +68,32 @@ public interface CmEndpoint {
         throws IOException;
 
     /**
+     * Passive side, with the CM's queue pair, where the CM offers it (the shm CM): take the connection as established
+     * as soon as the reply has gone out, before the requester's last handshake message (its RTU), as rsockets'
+     * {@code raccept} returns at the reply. The connection may then be handed to the application at once, but the
+     * endpoint must send nothing until it heard {@link #confirmed} or received the requester's first message: until
+     * then the requester's queue pair may not be ready to receive. If the RTU never comes (the requester refused the
+     * reply or died, the attempt timed out, the CM stopped), the endpoint hears {@link #peerGone} instead, once.
+     *
+     * @param peerPrivateData the request's private data again.
+     * @param localAddress the connection's local address.
+     * @param remoteAddress the connection's remote address.
+     * @return true if the endpoint took the connection now; false to be told {@link #established} at the RTU.
+     * @throws IOException if the peer's private data is unacceptable; the CM then fails the attempt.
+     */
+    default boolean establishedAtReply(final ByteBuffer peerPrivateData, final SocketAddress localAddress,
+        final SocketAddress remoteAddress) throws IOException {
+        return false;
+    }
+
+    /**
+     * After {@link #establishedAtReply} returned true: the requester's RTU arrived, its queue pair is ready to
+     * receive, and the endpoint may send. On the CM's thread, at most once.
+     */
+    default void confirmed() {
+    }
+
+    /**
      * The attempt failed or was cancelled; release everything allocated.
      *
      * @param cause a {@link java.net.ConnectException} for a rejection, a {@link java.net.SocketTimeoutException}
@@ -91,7 +117,8 @@ public interface CmEndpoint {
     }
 
     /**
-     * For an endpoint with its own queue pairs, after {@link #established}: the connection's lifeline ended from the
+     * After {@link #establishedAtReply} took the connection, the requester's RTU did not come (see there). For an
+     * endpoint with its own queue pairs, after {@link #established}: the connection's lifeline ended from the
      * peer's side (it closed the connection, or its process died). The CM keeps one per such connection because
      * nothing else tells: its queue pairs are not the CM's to fail, and an XRC target learns nothing when a remote
      * initiator's process dies. What the peer sent before it left may still be in the endpoint's queues. Called at

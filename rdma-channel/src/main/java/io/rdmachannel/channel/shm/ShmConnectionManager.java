@@ -488,6 +488,10 @@ final class ShmConnectionManager implements ConnectionManager {
         private final int backlog;
         private final ConnectionRequestFilter filter;
         private final CmEndpointFactory factory;
+        /**
+         * Requests of this listener not yet handed to the application, which its backlog bounds (a connection taken at
+         * the reply no longer counts while its handshake ends).
+         */
         private int inProgress;
         private volatile boolean closed;
 
@@ -581,6 +585,12 @@ final class ShmConnectionManager implements ConnectionManager {
          * ({@link CmEndpoint#peerGone}) until either side closes it. Manager's thread.
          */
         private boolean lifeline;
+        /**
+         * Passive side: the endpoint took the connection when the reply went out
+         * ({@link CmEndpoint#establishedAtReply}); the RTU confirms it, anything else that ends the handshake is the
+         * endpoint's {@link CmEndpoint#peerGone}.
+         */
+        private boolean establishedAtReply;
         /** The endpoint closed its path: no lifeline is kept, or the one kept ends. Any thread. */
         private volatile boolean lifelineClosed;
 
@@ -893,6 +903,20 @@ final class ShmConnectionManager implements ConnectionManager {
             frame.put(device.gid()).putInt(advertisedNumber()).putInt(psn);
             putPrivateData(frame, privateData);
             send(frame);
+            if (queuePair != null) {
+                // the application may take the connection while the requester reads the reply; the endpoint sends
+                // nothing before the RTU or the requester's first message says the requester's queue pair is ready
+                try {
+                    establishedAtReply = endpoint.establishedAtReply(peerPrivateData.asReadOnlyBuffer(), target,
+                        source);
+                } catch (final RuntimeException ex) {
+                    throw new IOException("the endpoint refused the connection: " + ex, ex);
+                }
+                if (establishedAtReply) {
+                    // the application has the connection: no longer a request held against the listener's backlog
+                    listener.inProgress--;
+                }
+            }
         }
 
         /**
@@ -960,7 +984,11 @@ final class ShmConnectionManager implements ConnectionManager {
                 return;
             }
             finish();
-            notifyEstablished();
+            if (establishedAtReply) {
+                endpoint.confirmed();
+            } else {
+                notifyEstablished();
+            }
         }
 
         /** Established with the endpoint's own queue pairs: read the socket for its end, unless closed already. */
@@ -1130,7 +1158,7 @@ final class ShmConnectionManager implements ConnectionManager {
             }
             done = true;
             handshakes.remove(this);
-            if (listener != null) {
+            if (listener != null && !establishedAtReply) {
                 listener.inProgress--;
             }
             return true;
@@ -1176,7 +1204,10 @@ final class ShmConnectionManager implements ConnectionManager {
             if (!bound && queuePair != null) {
                 queuePair.close();
             }
-            if (endpoint != null) {
+            if (establishedAtReply) {
+                endpoint.peerGone(new IOException("the requester did not finish the handshake"
+                    + (cause != null ? ": " + cause.getMessage() : ""), cause));
+            } else if (endpoint != null) {
                 endpoint.failed(cause != null ? cause : RejectReason.NO_LISTENER.exception());
             }
         }

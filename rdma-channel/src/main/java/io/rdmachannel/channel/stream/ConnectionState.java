@@ -33,8 +33,8 @@ final class ConnectionState {
     /** The peer's DISCONNECT arrived. Written under the receive lock. */
     volatile boolean peerDisconnected;
     /**
-     * Message mode, passive side: nothing may be posted before the active side's first message arrived. Set when
-     * established, cleared under the receive lock.
+     * Passive side: nothing may be posted before the active side's first message arrived (message mode), or before
+     * that or the requester's RTU (established at the reply). Set when established, cleared under the receive lock.
      */
     volatile boolean awaitingFirstMessage;
     /** The last credit limit the peer announced, a u16. Written under the receive lock, before the count below. */

@@ -569,8 +569,8 @@ final class ReceivePath {
     }
 
     /**
-     * The passive side in message mode: have the active side's first message signal, then poll for one that came
-     * before. Lock held.
+     * The passive side holding its sends for the active side's first message: have that message signal, then poll
+     * for one that came before. Lock held.
      */
     void armForFirstMessage() {
         try {

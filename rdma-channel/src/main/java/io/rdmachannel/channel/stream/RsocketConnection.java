@@ -58,7 +58,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  * queue for that message, and its signal has the transport's timer thread poll it and grant back, so the peer gets
  * the whole ring without waiting for the application, as on IB/RoCE. Against a C active side, which sends its grant
  * on its first rsend, rrecv or rpoll, the passive side waits until then. IB/RoCE has no such rule and keeps its
- * timing: the passive side grants when established.
+ * timing: the passive side grants when established. A listener's connection the CM establishes at the reply
+ * ({@link #establishedAtReply}, shm), so that the application accepts it while the requester finishes, holds
+ * everything the same way until the requester's RTU ({@link #confirmed}) or first message (its grant, sent as soon
+ * as it is established), whichever comes first: before them the requester's queue pair may not be ready to receive.
  */
 final class RsocketConnection implements StreamConnection, CmEndpoint {
     static final long CLOSE_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
@@ -234,6 +237,48 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
     @Override
     public void established(final ByteBuffer peerPrivateData, final SocketAddress local, final SocketAddress remote)
         throws IOException {
+        establish(peerPrivateData, local, remote, false);
+    }
+
+    /**
+     * A listener's connection with the CM's queue pair is taken when the reply goes out: the application may accept
+     * it while the requester reads the reply. It sends nothing, the first grant included, until {@link #confirmed}
+     * or the requester's first message (which it sends once its queue pair is ready): the hold of message mode's
+     * passive side.
+     */
+    @Override
+    public boolean establishedAtReply(final ByteBuffer peerPrivateData, final SocketAddress local,
+        final SocketAddress remote) throws IOException {
+        if (!passive || resources.xrcQueue != null) {
+            return false;
+        }
+        establish(peerPrivateData, local, remote, true);
+        return true;
+    }
+
+    /** The requester's RTU: send what was held back (in message mode, the first message still has to come). */
+    @Override
+    public void confirmed() {
+        receive.lock();
+        send.lock();
+        try {
+            // released meanwhile (closed, its DISCONNECT held until now or given up): nothing to send any more
+            if (state.connected && state.awaitingFirstMessage && !resources.messageMode) {
+                state.awaitingFirstMessage = false;
+                state.readinessChanged = true;
+                send.requestService();
+                // the first grant, which the hold kept back: polled for when the receive lock is let go
+                receive.pollIfIdle();
+            }
+        } finally {
+            send.unlock();
+            receive.unlock();
+        }
+        afterCall();
+    }
+
+    private void establish(final ByteBuffer peerPrivateData, final SocketAddress local, final SocketAddress remote,
+        final boolean beforeConfirmation) throws IOException {
         receive.lock();
         send.lock();
         try {
@@ -252,7 +297,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             localAddress = local;
             remoteAddress = remote;
             state.connected = true;
-            state.awaitingFirstMessage = resources.messageMode && passive;
+            state.awaitingFirstMessage = passive && (resources.messageMode || beforeConfirmation);
             send.start(peer, resources.sendQueueSize);
             receive.start(peer);
             if (state.awaitingFirstMessage) {
@@ -992,6 +1037,8 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
                 .append(", lastStatus=").append(send.lastStatus()).append('/').append(receive.lastStatus());
             if (resources.messageMode) {
                 out.append(", messageMode=true, awaitingFirstMessage=").append(state.awaitingFirstMessage);
+            } else if (state.awaitingFirstMessage) {
+                out.append(", awaitingConfirmation=true");
             }
             if (rcBecause != null) {
                 out.append(", xrc=false (").append(rcBecause).append(')');

@@ -187,6 +187,11 @@ class HostilePeerTest {
             HostilePeer.ConnectionDataEditor.NONE));
         peer.awaitEstablished();
         final StreamConnection engine = track(BlockingStream.accept(listener, waker));
+        if (!peer.messageMode()) {
+            // taken at the reply, the engine grants its second ring half once the peer's RTU arrived: the tests count
+            // on both halves being advertised (in message mode the engine waits for the peer's first message)
+            peer.await(() -> peer.slotLength(1) != 0, "the engine's grant of its second ring half");
+        }
         return new Connected(peer, engine, waker);
     }
 

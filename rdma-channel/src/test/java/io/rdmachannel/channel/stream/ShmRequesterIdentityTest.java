@@ -1,6 +1,7 @@
 package io.rdmachannel.channel.stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.cm.ConnectionRequest;
@@ -41,7 +42,8 @@ import org.junit.jupiter.api.Timeout;
  * claimed address is not one of this host's is refused before the listener's filter is asked, and the requester
  * reads why; a well-formed request is seen with the host address it connected from. A requester that speaks out of
  * turn (an RTU before its request, a second request after the reply) has its handshake ended and its socket closed.
- * Requesters that flood the listener do not keep it from serving the others.
+ * Requesters that flood the listener do not keep it from serving the others. The listener's connection is accepted
+ * once the reply went out, sends nothing before the requester's RTU, and resets if the requester never sends it.
  */
 @Timeout(20)
 class ShmRequesterIdentityTest {
@@ -236,12 +238,98 @@ class ShmRequesterIdentityTest {
         assertServing();
     }
 
-    /** A well-formed connection still goes through the listener, and is the one accepted. */
+    @Test
+    void shouldHandOverTheConnectionAtTheReplyAndResetItWhenTheRequesterNeverConfirms() throws Exception {
+        final byte[] loopback = InetAddress.getLoopbackAddress().getAddress();
+        try (RdmaDevice device = RdmaProviders.byName("shm").openDevice(null);
+             ProtectionDomain pd = device.allocateProtectionDomain();
+             CompletionQueue cq = device.createCompletionQueue(16, null, 0);
+             QueuePair own = pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
+                 .receiveCompletionQueue(cq))) {
+            final StreamConnection accepted;
+            try (SocketChannel hostile = hostile()) {
+                write(hostile, request(device.queryGid(1, 0), own.number(), loopback, 5000).put(connectionData()));
+                assertEquals(REP, readFrame(hostile).get());
+                // no RTU: the application has the connection already, which may send nothing yet
+                accepted = acceptOne();
+                assertEquals(new InetSocketAddress(InetAddress.getLoopbackAddress(), 5000), accepted.remoteAddress());
+                assertEquals(0, accepted.write(ByteBuffer.wrap(new byte[] {1, 2, 3})), accepted::describe);
+                assertEquals(0, accepted.readyOps() & StreamReadiness.WRITE, accepted::describe);
+            }
+            try (accepted) {
+                final ByteBuffer sink = ByteBuffer.allocate(16);
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                final IOException reset = assertThrows(IOException.class, () -> {
+                    while (accepted.read(sink) == 0) {
+                        assertTrue(System.nanoTime() - deadline < 0, accepted::describe);
+                        Thread.sleep(1);
+                    }
+                });
+                assertEquals("Connection reset", reset.getMessage());
+            }
+        }
+    }
+
+    /**
+     * Connections handed to the application at the reply whose requesters have not sent their RTU yet are the
+     * application's: once it accepted them they do not count against the listener's backlog (here 1), and the next
+     * request is served. Before, a listener whose accept loop took several quick requesters in a row refused the next
+     * one as "backlog full".
+     */
+    @Test
+    void shouldNotCountConnectionsTakenAtTheReplyAgainstTheBacklog() throws Exception {
+        final byte[] loopback = InetAddress.getLoopbackAddress().getAddress();
+        try (StreamListener small = transport.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1,
+                 new StreamOptions(), new BlockingStream.Waker());
+             RdmaDevice device = RdmaProviders.byName("shm").openDevice(null);
+             ProtectionDomain pd = device.allocateProtectionDomain();
+             CompletionQueue cq = device.createCompletionQueue(16, null, 0);
+             QueuePair first = pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
+                 .receiveCompletionQueue(cq));
+             QueuePair second = pd.createQueuePair(new QueuePairInitAttributes().sendCompletionQueue(cq)
+                 .receiveCompletionQueue(cq));
+             SocketChannel unconfirmed = connectTo(small)) {
+            write(unconfirmed, request(device.queryGid(1, 0), first.number(), loopback, 5000, small)
+                .put(connectionData()));
+            assertEquals(REP, readFrame(unconfirmed).get());
+            // the application takes each (its accept queue is bounded by the backlog too); one requester at a time:
+            // a connected socket counts against the backlog from its accept
+            try (StreamConnection taken = acceptOne(small); SocketChannel alsoUnconfirmed = connectTo(small)) {
+                write(alsoUnconfirmed, request(device.queryGid(1, 0), second.number(), loopback, 5001, small)
+                    .put(connectionData()));
+                assertEquals(REP, readFrame(alsoUnconfirmed).get(), "the second requester's answer");
+                assertEquals(5000, ((InetSocketAddress) taken.remoteAddress()).getPort());
+                acceptOne(small).close();
+                final BlockingStream.Waker waker = new BlockingStream.Waker();
+                try (StreamConnection client = BlockingStream.connect(transport.connect(small.localAddress(), null,
+                    new StreamOptions(), waker), waker)) {
+                    awaitAccepted(small, client);
+                }
+            }
+        }
+    }
+
+    /** Accept from {@code from} until {@code client}'s connection comes, closing the others. */
+    private static void awaitAccepted(final StreamListener from, final StreamConnection client)
+        throws IOException, InterruptedException {
+        while (true) {
+            try (StreamConnection accepted = acceptOne(from)) {
+                if (accepted.remoteAddress().equals(client.localAddress())) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * A well-formed connection still goes through the listener and is accepted (after what a hostile requester's
+     * reply handed over, which is closed).
+     */
     private void assertServing() throws IOException, InterruptedException {
         final BlockingStream.Waker waker = new BlockingStream.Waker();
         try (StreamConnection client = BlockingStream.connect(transport.connect(listener.localAddress(), null,
-            new StreamOptions(), waker), waker); StreamConnection accepted = acceptOne()) {
-            assertEquals(client.localAddress(), accepted.remoteAddress());
+            new StreamOptions(), waker), waker)) {
+            awaitAccepted(listener, client);
         }
     }
 
