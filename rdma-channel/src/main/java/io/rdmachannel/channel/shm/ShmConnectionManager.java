@@ -639,12 +639,10 @@ final class ShmConnectionManager implements ConnectionManager {
                 backlogFull = false;
                 try {
                     socketConnected = socket.connect(UnixDomainSocketAddress.of(path));
-                } catch (final ConnectException refused) {
-                    throw refused;
                 } catch (final SocketException ex) {
-                    // a listener's socket that refuses neither as gone (no file) nor as dead (refused): its backlog
+                    // a listener's socket that refuses neither as dead (refused) nor as gone (no file): its backlog
                     // is full (EAGAIN); the failed connect closed the socket
-                    if (!Files.exists(path)) {
+                    if (ex instanceof ConnectException || !Files.exists(path)) {
                         throw ex;
                     }
                     socket.close();

@@ -252,10 +252,7 @@ final class ReceivePath {
         try {
             final int immediate = messageMode ? sentMessage(completion) : immediateMessage(completion);
             if (state.awaitingFirstMessage) {
-                state.awaitingFirstMessage = false;
-                state.readinessChanged = true;
-                // the sender may post now: what it held back goes before any grant
-                send.requestService();
+                endHold();
             }
             switch (ImmediateData.checkInbound(immediate)) {
                 case ImmediateData.DATA -> onData(ImmediateData.operand(immediate));
@@ -566,6 +563,16 @@ final class ReceivePath {
         } finally {
             unlock();
         }
+    }
+
+    /**
+     * The passive side's hold ends (the active side's first message or, taken at the reply, its RTU): the sender may
+     * post now, what it held back before any grant. Lock held.
+     */
+    void endHold() {
+        state.awaitingFirstMessage = false;
+        state.readinessChanged = true;
+        send.requestService();
     }
 
     /**

@@ -264,9 +264,7 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
         try {
             // released meanwhile (closed, its DISCONNECT held until now or given up): nothing to send any more
             if (state.connected && state.awaitingFirstMessage && !resources.messageMode) {
-                state.awaitingFirstMessage = false;
-                state.readinessChanged = true;
-                send.requestService();
+                receive.endHold();
                 // the first grant, which the hold kept back: polled for when the receive lock is let go
                 receive.pollIfIdle();
             }
