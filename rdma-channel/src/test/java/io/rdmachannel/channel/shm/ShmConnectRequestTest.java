@@ -30,7 +30,9 @@ import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -182,9 +184,7 @@ class ShmConnectRequestTest {
     @Test
     void shouldWaitForRoomInAListenersFullBacklog() throws Exception {
         final CountDownLatch release = occupy((ShmConnectionManager) server);
-        final Path socket = Path.of(System.getProperty(ShmConfiguration.DIRECTORY_PROP_NAME,
-            ShmConfiguration.DIRECTORY_DEFAULT)).toAbsolutePath().resolve("ports")
-            .resolve(ShmAddresses.listenerName(listener.localAddress(), false));
+        final Path socket = listenerSocket(listener.localAddress());
         final List<SocketChannel> queued = new ArrayList<>();
         final Endpoint endpoint = new Endpoint();
         try {
@@ -210,6 +210,37 @@ class ShmConnectRequestTest {
             }
         }
         assertRejected(endpoint);
+    }
+
+    /**
+     * A listener's socket file whose process is gone (closed without being unlinked, as SIGKILL leaves it) refuses at
+     * once: the requester reads "Connection refused" at once, and does not wait for room as at a full backlog.
+     */
+    @Test
+    void shouldRefuseAtOnceAtTheSocketOfADeadListener() throws Exception {
+        final CmListener gone = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
+            ConnectionRequestFilter.ACCEPT_ALL, remote -> new Endpoint());
+        final SocketAddress address = gone.localAddress();
+        gone.close();
+        try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            dead.bind(UnixDomainSocketAddress.of(listenerSocket(address)));
+        }
+        final Endpoint endpoint = new Endpoint();
+        final long start = System.nanoTime();
+        client.connect(address, null, endpoint);
+        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+            () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(ConnectException.class, failed.getCause());
+        assertEquals("Connection refused", failed.getCause().getMessage());
+        final long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(tookMillis < 1000, "refused after " + tookMillis + " ms");
+        Files.deleteIfExists(listenerSocket(address));
+    }
+
+    private static Path listenerSocket(final SocketAddress address) {
+        return Path.of(System.getProperty(ShmConfiguration.DIRECTORY_PROP_NAME,
+            ShmConfiguration.DIRECTORY_DEFAULT)).toAbsolutePath().resolve("ports")
+            .resolve(ShmAddresses.listenerName(address, false));
     }
 
     /** Keep the manager's thread busy until the returned latch is counted down. */
