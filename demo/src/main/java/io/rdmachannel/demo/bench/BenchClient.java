@@ -56,22 +56,27 @@ final class BenchClient implements AutoCloseable {
     /**
      * Connection cycles: connect, announce a one-message latency session, echo {@code message}, close.
      *
-     * @param timings where to store each cycle's nanoseconds, or null for untimed cycles.
+     * @param count how many.
+     * @param recorder where to store each cycle's phases (as many as it holds), or null for untimed cycles.
      */
     static void cycles(final Transport transport, final String address, final SessionHeader header,
-        final ByteBuffer message, final int count, final long[] timings) throws IOException {
+        final ByteBuffer message, final int count, final ChurnPhases.Recorder recorder) throws IOException {
         for (int i = 0; i < count; i++) {
             final long start = System.nanoTime();
+            final long connected;
+            final long echoed;
             try (BenchClient client = connect(transport, address, header, share -> { }, false)) {
+                connected = System.nanoTime();
                 message.clear();
                 client.messages.writeFully(message);
                 message.clear();
                 if (!client.messages.readFully(message)) {
                     throw new IOException("end of stream instead of the echo in cycle " + i);
                 }
+                echoed = System.nanoTime();
             }
-            if (timings != null) {
-                timings[i] = System.nanoTime() - start;
+            if (recorder != null) {
+                recorder.record(i, start, connected, echoed, System.nanoTime());
             }
         }
     }

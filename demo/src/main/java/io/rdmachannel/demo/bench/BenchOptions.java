@@ -52,7 +52,8 @@ record BenchOptions(List<Transport> transports, String provider, InetAddress add
                      warm-up stream of as many messages as --warmup (at most as many as timed), acknowledged too
           churn      connection churn, on request only: --iterations times a new connection, one echo of a
                      SIZE-byte message, close (after --warmup cycles, at most as many as timed); p50, p99 and
-                     p99.9 of the cycles in microseconds, and cycles per second (the msgs/s column)
+                     p99.9 of the cycles in microseconds, and cycles per second (the msgs/s column); after
+                     the table, the p50 and mean of the connect, the echo and the close on the connecting side
 
         options:
           --transport LIST    rdma, tcp (JDK NIO, loopback), uds (JDK NIO, Unix-domain) (default rdma,tcp,uds)

@@ -17,9 +17,10 @@ import java.util.Arrays;
  * @param meanUs     mean round trip in microseconds (what rdma-core's rstream reports, halved, as usec/xfer).
  * @param mbPerS     megabytes (10^6 bytes) per second.
  * @param msgsPerS   messages per second.
+ * @param phases     churn only: where a cycle's time goes (connect, echo, close).
  */
 record BenchResult(String transport, String provider, String mode, String test, int size, long iterations,
-    Double p50Us, Double p99Us, Double p999Us, Double meanUs, Double mbPerS, Double msgsPerS) {
+    Double p50Us, Double p99Us, Double p999Us, Double meanUs, Double mbPerS, Double msgsPerS, ChurnPhases phases) {
     private static final double NANOS_PER_MICRO = 1e3;
     private static final double NANOS_PER_SECOND = 1e9;
 
@@ -31,7 +32,7 @@ record BenchResult(String transport, String provider, String mode, String test, 
         Arrays.sort(roundTripNanos);
         return new BenchResult(transport, provider, mode, Workload.LATENCY.label(), size, roundTripNanos.length,
             micros(roundTripNanos, Percentiles.P50), micros(roundTripNanos, Percentiles.P99),
-            micros(roundTripNanos, Percentiles.P999), mean(roundTripNanos) / NANOS_PER_MICRO, null, null);
+            micros(roundTripNanos, Percentiles.P999), mean(roundTripNanos) / NANOS_PER_MICRO, null, null, null);
     }
 
     /**
@@ -41,20 +42,20 @@ record BenchResult(String transport, String provider, String mode, String test, 
         final long messages, final long nanos) {
         final double seconds = Math.max(1, nanos) / NANOS_PER_SECOND;
         return new BenchResult(transport, provider, mode, Workload.BANDWIDTH.label(), size, messages, null, null,
-            null, null, messages * (double) size / 1e6 / seconds, messages / seconds);
+            null, null, messages * (double) size / 1e6 / seconds, messages / seconds, null);
     }
 
     /**
-     * A churn result from the cycle times in nanoseconds (connect, echo, close), which this sorts, and the time all
-     * of them took.
+     * A churn result from the cycle times in nanoseconds (connect, echo, close), which this sorts, the time all of
+     * them took and where it went.
      */
     static BenchResult churn(final String transport, final String provider, final String mode, final int size,
-        final long[] cycleNanos, final long totalNanos) {
+        final long[] cycleNanos, final long totalNanos, final ChurnPhases phases) {
         Arrays.sort(cycleNanos);
         return new BenchResult(transport, provider, mode, Workload.CHURN.label(), size, cycleNanos.length,
             micros(cycleNanos, Percentiles.P50), micros(cycleNanos, Percentiles.P99),
             micros(cycleNanos, Percentiles.P999), mean(cycleNanos) / NANOS_PER_MICRO, null,
-            cycleNanos.length / (Math.max(1, totalNanos) / NANOS_PER_SECOND));
+            cycleNanos.length / (Math.max(1, totalNanos) / NANOS_PER_SECOND), phases);
     }
 
     /**

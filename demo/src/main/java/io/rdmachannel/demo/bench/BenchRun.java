@@ -78,6 +78,7 @@ final class BenchRun {
             byTransport.sort(Comparator.comparingInt(result -> Transport.of(result.transport()).ordinal()));
             out.print(ResultFormat.table(byTransport));
             out.print(ResultFormat.ratios(results));
+            out.print(ResultFormat.phases(byTransport));
         }
         out.flush();
         if (options.plot() != null && !results.isEmpty()) {
@@ -219,12 +220,12 @@ final class BenchRun {
         final int warmUp = Math.min(options.warmUp(), options.iterations());
         final ByteBuffer message = ByteBuffer.allocateDirect(size);
         BenchClient.cycles(combination.transport(), address, header, message, warmUp, null);
-        final long[] cycles = new long[options.iterations()];
+        final ChurnPhases.Recorder cycles = new ChurnPhases.Recorder(options.iterations());
         final long start = System.nanoTime();
-        BenchClient.cycles(combination.transport(), address, header, message, cycles.length, cycles);
+        BenchClient.cycles(combination.transport(), address, header, message, cycles.cycles(), cycles);
         final long total = System.nanoTime() - start;
         return BenchResult.churn(combination.transport().label(), combination.provider(), combination.mode().label(),
-            size, cycles, total);
+            size, cycles.cycleNanos(), total, cycles.phases());
     }
 
     /**

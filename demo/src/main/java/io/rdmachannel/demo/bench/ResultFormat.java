@@ -14,7 +14,8 @@ final class ResultFormat {
 
     /**
      * One JSON object with the fields transport, provider, mode, test, size, iterations, p50_us, p99_us, p999_us,
-     * mean_us, mb_per_s and msgs_per_s, in that order, null where they do not apply.
+     * mean_us, mb_per_s, msgs_per_s, and for churn where a cycle went (connect_p50_us, connect_mean_us, echo_p50_us,
+     * echo_mean_us, close_p50_us, close_mean_us), in that order, null where they do not apply.
      */
     static String json(final BenchResult result) {
         return "{\"transport\":" + string(result.transport())
@@ -29,7 +30,40 @@ final class ResultFormat {
             + ",\"mean_us\":" + number(result.meanUs(), 3)
             + ",\"mb_per_s\":" + number(result.mbPerS(), 3)
             + ",\"msgs_per_s\":" + number(result.msgsPerS(), 1)
+            + phasesJson(result.phases())
             + "}";
+    }
+
+    private static String phasesJson(final ChurnPhases phases) {
+        return ",\"connect_p50_us\":" + number(phases == null ? null : phases.connectP50Us(), 3)
+            + ",\"connect_mean_us\":" + number(phases == null ? null : phases.connectMeanUs(), 3)
+            + ",\"echo_p50_us\":" + number(phases == null ? null : phases.echoP50Us(), 3)
+            + ",\"echo_mean_us\":" + number(phases == null ? null : phases.echoMeanUs(), 3)
+            + ",\"close_p50_us\":" + number(phases == null ? null : phases.closeP50Us(), 3)
+            + ",\"close_mean_us\":" + number(phases == null ? null : phases.closeMeanUs(), 3);
+    }
+
+    /**
+     * Where the churn results' cycles went on the connecting side, a line per result: connect, echo and close, p50
+     * and mean. Empty without churn results.
+     */
+    static String phases(final List<BenchResult> results) {
+        final StringBuilder lines = new StringBuilder();
+        for (final BenchResult result : results) {
+            final ChurnPhases phases = result.phases();
+            if (phases == null) {
+                continue;
+            }
+            if (lines.isEmpty()) {
+                lines.append(String.format(Locale.ROOT, "%nchurn cycles on the connecting side, p50 / mean us:%n"));
+            }
+            lines.append(String.format(Locale.ROOT,
+                "  %-24s %-9s %5s: connect %.1f / %.1f, echo %.1f / %.1f, close %.1f / %.1f%n",
+                result.transport() + (result.provider() == null ? "" : "/" + result.provider()), result.mode(),
+                size(result.size()), phases.connectP50Us(), phases.connectMeanUs(), phases.echoP50Us(),
+                phases.echoMeanUs(), phases.closeP50Us(), phases.closeMeanUs()));
+        }
+        return lines.toString();
     }
 
     /**

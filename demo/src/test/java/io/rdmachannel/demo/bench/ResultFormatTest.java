@@ -15,7 +15,9 @@ class ResultFormatTest {
 
         assertEquals("{\"transport\":\"rdma\",\"provider\":\"shm\",\"mode\":\"busy-poll\",\"test\":\"latency\","
             + "\"size\":64,\"iterations\":4,\"p50_us\":2.000,\"p99_us\":4.000,\"p999_us\":4.000,"
-            + "\"mean_us\":2.500,\"mb_per_s\":null,\"msgs_per_s\":null}", ResultFormat.json(result));
+            + "\"mean_us\":2.500,\"mb_per_s\":null,\"msgs_per_s\":null"
+            + ",\"connect_p50_us\":null,\"connect_mean_us\":null,\"echo_p50_us\":null,\"echo_mean_us\":null,"
+            + "\"close_p50_us\":null,\"close_mean_us\":null}", ResultFormat.json(result));
     }
 
     @Test
@@ -24,7 +26,37 @@ class ResultFormatTest {
 
         assertEquals("{\"transport\":\"tcp\",\"provider\":null,\"mode\":\"selector\",\"test\":\"bandwidth\","
             + "\"size\":65536,\"iterations\":1000,\"p50_us\":null,\"p99_us\":null,\"p999_us\":null,"
-            + "\"mean_us\":null,\"mb_per_s\":131.072,\"msgs_per_s\":2000.0}", ResultFormat.json(result));
+            + "\"mean_us\":null,\"mb_per_s\":131.072,\"msgs_per_s\":2000.0"
+            + ",\"connect_p50_us\":null,\"connect_mean_us\":null,\"echo_p50_us\":null,\"echo_mean_us\":null,"
+            + "\"close_p50_us\":null,\"close_mean_us\":null}", ResultFormat.json(result));
+    }
+
+    @Test
+    void shouldSayWhereTheChurnCyclesWentOnTheConnectingSide() {
+        final ChurnPhases.Recorder rdma = new ChurnPhases.Recorder(3);
+        rdma.record(0, 0, 200_000, 290_000, 320_000);
+        rdma.record(1, 1_000_000, 1_100_000, 1_160_000, 1_180_000);
+        rdma.record(2, 2_000_000, 2_300_000, 2_400_000, 2_440_000);
+        final ChurnPhases.Recorder tcp = new ChurnPhases.Recorder(1);
+        tcp.record(0, 0, 40_000, 160_000, 170_000);
+        final List<BenchResult> results = List.of(
+            BenchResult.churn("rdma", "shm", "blocking", 64, rdma.cycleNanos(), 1_000_000_000L, rdma.phases()),
+            BenchResult.churn("tcp", null, "blocking", 64, tcp.cycleNanos(), 1_000_000_000L, tcp.phases()),
+            BenchResult.latency("tcp", null, "blocking", 64, new long[] {50_000}));
+
+        final String n = System.lineSeparator();
+        assertEquals(n + "churn cycles on the connecting side, p50 / mean us:" + n
+            + "  rdma/shm                 blocking     64: connect 200.0 / 200.0, echo 90.0 / 83.3, close 30.0 / 30.0"
+            + n
+            + "  tcp                      blocking     64: connect 40.0 / 40.0, echo 120.0 / 120.0, close 10.0 / 10.0"
+            + n, ResultFormat.phases(results));
+        assertEquals(320.0, results.get(0).p50Us(), "a cycle is its three phases");
+        assertEquals("", ResultFormat.phases(results.subList(2, 3)));
+        assertEquals("{\"transport\":\"tcp\",\"provider\":null,\"mode\":\"blocking\",\"test\":\"churn\","
+            + "\"size\":64,\"iterations\":1,\"p50_us\":170.000,\"p99_us\":170.000,\"p999_us\":170.000,"
+            + "\"mean_us\":170.000,\"mb_per_s\":null,\"msgs_per_s\":1.0,\"connect_p50_us\":40.000,"
+            + "\"connect_mean_us\":40.000,\"echo_p50_us\":120.000,\"echo_mean_us\":120.000,\"close_p50_us\":10.000,"
+            + "\"close_mean_us\":10.000}", ResultFormat.json(results.get(1)));
     }
 
     @Test
