@@ -37,6 +37,23 @@ class ConnectionStatisticsTest {
         client = BlockingStream.connect(transport.connect(listener.localAddress(), null, new StreamOptions(),
             clientWaker), clientWaker);
         server = BlockingStream.accept(listener, serverWaker);
+        awaitSecondRingHalf();
+    }
+
+    /**
+     * Taken at the reply, the server grants the second half of its ring once the client's RTU arrived, after the
+     * connect returned: a grant that lands while a test counts the client's wake-ups is one wake-up more. The tests
+     * start once the client has taken it.
+     */
+    private void awaitSecondRingHalf() {
+        final int half = StreamConfiguration.RECEIVE_BUFFER_LENGTH_DEFAULT / 2;
+        final String granted = "targetLength=" + half + "/" + half + ",";
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!client.describe().contains(granted)) {
+            assertTrue(System.nanoTime() - deadline < 0, () -> "no second ring half: " + client.describe());
+            client.readyOps();
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
     }
 
     @AfterEach
