@@ -67,6 +67,7 @@ public final class ScaleMain {
     private static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** Most readings {@link #settled} takes of a process's usage. */
     private static final int STILL_READINGS = 40;
+    private static final int STILL_FOR = 3;
 
     private ScaleMain() {
     }
@@ -281,19 +282,20 @@ public final class ScaleMain {
     }
 
     /**
-     * A process's usage, from a {@code first} reading on, once its descriptors and threads held still between two
-     * readings 50 ms apart (at most {@value #STILL_READINGS} readings): a connection's link socket is accepted by
-     * the device's agent thread on the side that does not open it, a moment after the connection's echo, and a
-     * reading in between counted one socket fewer.
+     * A process's usage, from a {@code first} reading on, once its descriptors and threads held still over
+     * {@value #STILL_FOR} readings 100 ms apart (at most {@value #STILL_READINGS} readings): a connection's link socket
+     * is accepted by the device's agent thread on the side that does not open it, a moment after the connection's
+     * echo, and a reading in between counted one socket fewer (0.97 descriptors a connection). Two readings 50 ms
+     * apart were not enough once in a full test run (1.03: likely the first tenth's reading, both of its readings
+     * before a link was accepted).
      */
     private static Usage settled(final long pid, final Usage first) {
         Usage usage = first;
-        for (int reading = 1; reading < STILL_READINGS; reading++) {
-            sleep(50);
+        int still = 1;
+        for (int reading = 1; reading < STILL_READINGS && still < STILL_FOR; reading++) {
+            sleep(100);
             final Usage again = usageOf(pid);
-            if (again.fds() == usage.fds() && again.threads() == usage.threads()) {
-                return again;
-            }
+            still = again.fds() == usage.fds() && again.threads() == usage.threads() ? still + 1 : 1;
             usage = again;
         }
         return usage;
