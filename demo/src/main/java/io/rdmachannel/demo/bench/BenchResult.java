@@ -65,7 +65,8 @@ record BenchResult(String transport, String provider, String mode, String test, 
         return transport + (provider == null ? "" : "/" + provider) + " " + mode;
     }
 
-    private static double mean(final long[] nanos) {
+    /** The mean of {@code nanos}, NaN for none. */
+    static double mean(final long[] nanos) {
         double sum = 0;
         for (final long value : nanos) {
             sum += value;
@@ -73,7 +74,8 @@ record BenchResult(String transport, String provider, String mode, String test, 
         return nanos.length == 0 ? Double.NaN : sum / nanos.length;
     }
 
-    private static double micros(final long[] sorted, final int perMille) {
+    /** The {@code perMille} percentile of sorted nanoseconds, in microseconds. */
+    static double micros(final long[] sorted, final int perMille) {
         return Percentiles.valueAt(sorted, perMille) / NANOS_PER_MICRO;
     }
 }

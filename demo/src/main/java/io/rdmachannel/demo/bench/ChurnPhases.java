@@ -19,11 +19,11 @@ record ChurnPhases(double connectP50Us, double connectMeanUs, double echoP50Us, 
 
     private static double p50(final long[] nanos) {
         Arrays.sort(nanos);
-        return Percentiles.valueAt(nanos, Percentiles.P50) / 1e3;
+        return BenchResult.micros(nanos, Percentiles.P50);
     }
 
     private static double mean(final long[] nanos) {
-        return Arrays.stream(nanos).average().orElse(Double.NaN) / 1e3;
+        return BenchResult.mean(nanos) / 1e3;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rdmachannel.channel.shm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.cm.CmConnection;
@@ -125,11 +126,11 @@ class ShmConnectRequestTest {
         final Endpoint endpoint = new Endpoint();
         endpoint.onBind = client::stop;
         client.connect(listener.localAddress(), null, endpoint);
-        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+        final ExecutionException failed = assertThrows(ExecutionException.class,
             () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
         assertEquals("the shm connection manager is closed", failed.getCause().getMessage());
         assertEquals(0, endpoint.openQueuePairs(), "the ended attempt's queue pair is still open");
-        assertEquals("the shm connection manager is closed", org.junit.jupiter.api.Assertions.assertThrows(
+        assertEquals("the shm connection manager is closed", assertThrows(
             IOException.class, () -> client.connect(listener.localAddress(), null, new Endpoint())).getMessage(),
             "a connect after the stop is refused at once");
     }
@@ -144,7 +145,7 @@ class ShmConnectRequestTest {
         final Endpoint endpoint = new Endpoint();
         endpoint.prepareFailure = new IOException("no room for the requester's queue pair");
         client.connect(listener.localAddress(), null, endpoint);
-        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+        final ExecutionException failed = assertThrows(ExecutionException.class,
             () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
         assertEquals("no room for the requester's queue pair", failed.getCause().getMessage());
         assertTrue(requests.isEmpty(), "a request went out without a queue pair");
@@ -165,7 +166,7 @@ class ShmConnectRequestTest {
         try {
             final Endpoint endpoint = new Endpoint();
             client.connect(starved.localAddress(), null, endpoint);
-            final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(
+            final ExecutionException failed = assertThrows(
                 ExecutionException.class, () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
             assertInstanceOf(ConnectException.class, failed.getCause());
             assertEquals("Connection refused: no resources: the listener is out of mappings",
@@ -225,16 +226,19 @@ class ShmConnectRequestTest {
         try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             dead.bind(UnixDomainSocketAddress.of(listenerSocket(address)));
         }
-        final Endpoint endpoint = new Endpoint();
-        final long start = System.nanoTime();
-        client.connect(address, null, endpoint);
-        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-            () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(ConnectException.class, failed.getCause());
-        assertEquals("Connection refused", failed.getCause().getMessage());
-        final long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        assertTrue(tookMillis < 1000, "refused after " + tookMillis + " ms");
-        Files.deleteIfExists(listenerSocket(address));
+        try {
+            final Endpoint endpoint = new Endpoint();
+            final long start = System.nanoTime();
+            client.connect(address, null, endpoint);
+            final ExecutionException failed = assertThrows(ExecutionException.class,
+                () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(ConnectException.class, failed.getCause());
+            assertEquals("Connection refused", failed.getCause().getMessage());
+            final long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(tookMillis < 1000, "refused after " + tookMillis + " ms");
+        } finally {
+            Files.deleteIfExists(listenerSocket(address));
+        }
     }
 
     private static Path listenerSocket(final SocketAddress address) {
@@ -260,7 +264,7 @@ class ShmConnectRequestTest {
     }
 
     private static void assertRejected(final Endpoint endpoint) throws InterruptedException {
-        final ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+        final ExecutionException failed = assertThrows(ExecutionException.class,
             () -> endpoint.outcome.get(10, TimeUnit.SECONDS));
         assertInstanceOf(ConnectException.class, failed.getCause());
         assertTrue(failed.getCause().getMessage().contains("seen"), failed.getCause()::getMessage);
