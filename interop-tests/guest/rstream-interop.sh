@@ -102,8 +102,9 @@ run_case() {
     local sout="$WORK/$name.server" cout="$WORK/$name.client" spid sstatus=0 cstatus=0 before after tcp on
     port=$((port + 1))
     before=$(rxe_packets)
+    # rstream line-buffered: what it printed before a timeout killed it stays in its output
     if [[ $server == c ]]; then
-        rstream -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
+        stdbuf -oL rstream -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
     elif [[ $server == java-srq ]]; then
         "${JAVA_SRQ[@]}" -b "$ADDR" -p "$port" "$@" >"$sout" 2>&1 &
     else
@@ -124,7 +125,7 @@ run_case() {
         tcp="$(ss -Htln "sport = :$port" 2>/dev/null | wc -l)"
     fi
     if [[ $client == c ]]; then
-        timeout 300 rstream -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
+        timeout 300 stdbuf -oL rstream -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
         if [[ $cstatus -ne 0 && $server != c ]] && grep -q 'rconnect: Connection timed out' "$cout" \
             && kill -0 "$spid" 2>/dev/null; then
             # the C client gave up before the Java listener answered (siw's active side waits 10 s for the MPA
@@ -135,7 +136,7 @@ run_case() {
                 "against the same listener" >>"$REPORT"
             cp "$cout" "$cout.first"
             cstatus=0
-            timeout 300 rstream -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
+            timeout 300 stdbuf -oL rstream -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
         fi
     elif [[ $client == java-srq ]]; then
         timeout 300 "${JAVA_SRQ[@]}" -s "$ADDR" -p "$port" "$@" >"$cout" 2>&1 || cstatus=$?
@@ -157,8 +158,8 @@ run_case() {
     else
         echo "FAIL  $name  server=$sstatus client=$cstatus process-tcp-listeners=$tcp listener on ${on:-?}" \
             "rxe0 packets +$((after - before))" >>"$REPORT"
-        sed 's/^/      server| /' "$sout" | tail -n 5 >>"$REPORT"
-        sed 's/^/      client| /' "$cout" | tail -n 5 >>"$REPORT"
+        sed 's/^/      server| /' "$sout" | tail -n 12 >>"$REPORT"
+        sed 's/^/      client| /' "$cout" | tail -n 12 >>"$REPORT"
         failures=$((failures + 1))
     fi
     echo "      $server server: $(result_line "$sout")" >>"$REPORT"

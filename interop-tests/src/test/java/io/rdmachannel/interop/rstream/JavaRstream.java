@@ -208,6 +208,7 @@ public final class JavaRstream {
             return true;
         } catch (final IOException e) {
             perror("rsend", e);
+            explain(err, e, transfers.channel());
             return false;
         }
     }
@@ -217,6 +218,7 @@ public final class JavaRstream {
             transfers.receive(buffer, size);
         } catch (final IOException e) {
             perror("rrecv", e);
+            explain(err, e, transfers.channel());
             return false;
         }
         if (options.verify()) {
@@ -354,6 +356,33 @@ public final class JavaRstream {
     private void perror(final String call, final Exception e) {
         err.println(call + ": " + (e.getMessage() != null ? e.getMessage() : e.toString()));
         err.flush();
+    }
+
+    /**
+     * After a transfer's perror line, more than rstream says: what the failure came from (its causes and suppressed
+     * exceptions, one line each, indented by depth) and the channel's state (for ours, the connection's counters,
+     * credits and queue pair), so that a failure in a harness's log can be explained without running it again.
+     *
+     * @param err     where the lines go.
+     * @param failure the failure perror reported.
+     * @param channel the channel it happened on.
+     */
+    static void explain(final PrintStream err, final Throwable failure, final SocketChannel channel) {
+        explainCauses(err, failure, "  ");
+        err.println("  on " + channel);
+        err.flush();
+    }
+
+    private static void explainCauses(final PrintStream err, final Throwable failure, final String indent) {
+        for (final Throwable suppressed : failure.getSuppressed()) {
+            err.println(indent + "suppressed: " + suppressed);
+            explainCauses(err, suppressed, indent + "  ");
+        }
+        final Throwable cause = failure.getCause();
+        if (cause != null && cause != failure) {
+            err.println(indent + "caused by: " + cause);
+            explainCauses(err, cause, indent + "  ");
+        }
     }
 
     private static void closeQuietly(final AutoCloseable closeable) {

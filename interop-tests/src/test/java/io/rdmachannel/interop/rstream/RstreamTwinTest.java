@@ -7,8 +7,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.net.ProtocolException;
+import java.net.SocketException;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -107,6 +111,27 @@ class RstreamTwinTest {
         assertEquals(List.of(PerfReport.HEADER, "data verification failed byte 5"), pair.client.lines(),
             pair::toString);
         assertEquals(JavaRstream.EXIT_FAILURE, pair.server.status, pair::toString);
+        // the server's failed transfer (the client left) says on which connection, in which state
+        assertTrue(pair.server.err.lines().anyMatch(line -> line.contains("RsocketConnection{")
+            && line.startsWith("  on io.rdmachannel.nio.RdmaSocketChannel[")), pair::toString);
+    }
+
+    @Test
+    void shouldExplainAFailedTransferByItsCausesAndTheChannel() throws Exception {
+        final SocketException reset = new SocketException("Connection reset");
+        reset.initCause(new ProtocolException("credit limit 70000 beyond the window"));
+        reset.getCause().addSuppressed(new IOException("announced twice"));
+        reset.addSuppressed(new IOException("send completed with a flush error on queue pair 17"));
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try (SocketChannel channel = SocketChannel.open()) {
+            JavaRstream.explain(new PrintStream(err, true, StandardCharsets.UTF_8), reset, channel);
+
+            assertEquals(List.of(
+                "  suppressed: java.io.IOException: send completed with a flush error on queue pair 17",
+                "  caused by: java.net.ProtocolException: credit limit 70000 beyond the window",
+                "    suppressed: java.io.IOException: announced twice",
+                "  on " + channel), err.toString(StandardCharsets.UTF_8).lines().toList());
+        }
     }
 
     @Test

@@ -63,6 +63,13 @@ final class Transfers implements AutoCloseable {
     }
 
     /**
+     * @return the channel the transfers run on.
+     */
+    SocketChannel channel() {
+        return channel;
+    }
+
+    /**
      * Sends {@code buffer[0, length)}.
      *
      * @param buffer the data.
