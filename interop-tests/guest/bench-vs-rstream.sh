@@ -21,7 +21,9 @@
 #
 # Environment: RDMACHANNEL_BENCH_SIZES (default "64 4096 65536"), RDMACHANNEL_BENCH_ITERATIONS (round trips per
 # latency measurement, default 1000), RDMACHANNEL_BENCH_WARMUP (the Java side's untimed round trips or messages,
-# W, default 5000), RDMACHANNEL_BENCH_BYTES (bytes per bandwidth measurement, default 16777216;
+# W, default 5000), RDMACHANNEL_BENCH_JAVA_OPTIONS (more options for both Java JVMs, through JDK_JAVA_OPTIONS: a
+# setting such as -Drdmachannel.stream.pollingTimeMicros=10, or a JFR recording into the results folder, whose path
+# the guest sees as on the host), RDMACHANNEL_BENCH_BYTES (bytes per bandwidth measurement, default 16777216;
 # at most 20000 messages), RDMACHANNEL_BENCH_MODES (default "blocking polling"), RDMACHANNEL_BENCH_TIMEOUT (guest
 # timeout in seconds, default 2400), and those of run-in-guest.sh. The report is bench-vs-rstream-report.txt in the
 # run's results folder.
@@ -52,6 +54,7 @@ if [[ ${RDMACHANNEL_GUEST:-} != 1 ]]; then
         --env "RDMACHANNEL_BENCH_SIZES=$SIZES" --env "RDMACHANNEL_BENCH_ITERATIONS=$ITERATIONS" \
         --env "RDMACHANNEL_BENCH_WARMUP=$WARMUP" \
         --env "RDMACHANNEL_BENCH_BYTES=$BYTES" --env "RDMACHANNEL_BENCH_MODES=$MODES" \
+        --env "RDMACHANNEL_BENCH_JAVA_OPTIONS=${RDMACHANNEL_BENCH_JAVA_OPTIONS:-}" \
         -- "$GUEST_DIR/bench-vs-rstream.sh" || status=$?
     echo "bench vs rstream: $([[ $status -eq 0 ]] && echo DONE || echo "FAILED (exit status $status)")"
     exit "$status"
@@ -63,6 +66,10 @@ fi
 WORK="$(mktemp -d /tmp/bench.XXXXXX)"
 RESULTS="${RDMACHANNEL_GUEST_RESULTS:-$WORK}"
 REPORT="$RESULTS/bench-vs-rstream-report.txt"
+if [[ -n ${RDMACHANNEL_BENCH_JAVA_OPTIONS:-} ]]; then
+    # the java launcher reads it, in the bench's JVM and in the server JVM the bench starts
+    export JDK_JAVA_OPTIONS="$RDMACHANNEL_BENCH_JAVA_OPTIONS"
+fi
 JAVA=("$JAVA_HOME/bin/java" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED
     "-Drdmachannel.stream.sendBufferLength=$RING" "-Drdmachannel.stream.receiveBufferLength=$RING"
     -cp "$DEMO_JAR:$REPO_ROOT/demo/target/lib/*" io.rdmachannel.demo.bench.BenchMain)
@@ -154,8 +161,10 @@ for size in $SIZES; do
         jstatus=0
         timeout 900 "${JAVA[@]}" --transport rdma --provider native --address "$ADDR" --mode "$jmode" \
             --test latency,bandwidth --sizes "$size" --iterations "$ITERATIONS" --warmup "$WARMUP" \
-            --bytes $((n * size)) --timeout 600 --json >"$jout" 2>"$WORK/java-$size-$mode.err" || jstatus=$?
+            --bytes $((n * size)) --timeout 600 --json --stats >"$jout" 2>"$WORK/java-$size-$mode.err" || jstatus=$?
         sed 's/^/  | /' "$jout"
+        # the client connection's counters after each measurement (stalls, spins caught, waits)
+        grep -a 'client connection' "$WORK/java-$size-$mode.err" | sed 's/^/  stats| /' || true
         if [[ $jstatus -ne 0 ]]; then
             echo "  Java bench: exit status $jstatus"
             sed 's/^/  err| /' "$WORK/java-$size-$mode.err" | tail -n 20
