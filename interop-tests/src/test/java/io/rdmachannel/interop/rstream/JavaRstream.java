@@ -15,7 +15,10 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -368,21 +371,32 @@ public final class JavaRstream {
      * @param channel the channel it happened on.
      */
     static void explain(final PrintStream err, final Throwable failure, final SocketChannel channel) {
-        explainCauses(err, failure, "  ");
+        final Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        seen.add(failure);
+        explainCauses(err, failure, "  ", seen);
         err.println("  on " + channel);
         err.flush();
     }
 
-    private static void explainCauses(final PrintStream err, final Throwable failure, final String indent) {
+    // seen: what was printed already; a chain that leads back to one of them (as printStackTrace, it can) stops there
+    private static void explainCauses(final PrintStream err, final Throwable failure, final String indent,
+        final Set<Throwable> seen) {
         for (final Throwable suppressed : failure.getSuppressed()) {
-            err.println(indent + "suppressed: " + suppressed);
-            explainCauses(err, suppressed, indent + "  ");
+            explainOne(err, "suppressed: ", suppressed, indent, seen);
         }
-        final Throwable cause = failure.getCause();
-        if (cause != null && cause != failure) {
-            err.println(indent + "caused by: " + cause);
-            explainCauses(err, cause, indent + "  ");
+        if (failure.getCause() != null) {
+            explainOne(err, "caused by: ", failure.getCause(), indent, seen);
         }
+    }
+
+    private static void explainOne(final PrintStream err, final String relation, final Throwable related,
+        final String indent, final Set<Throwable> seen) {
+        if (!seen.add(related)) {
+            err.println(indent + relation + "[circular reference: " + related + "]");
+            return;
+        }
+        err.println(indent + relation + related);
+        explainCauses(err, related, indent + "  ", seen);
     }
 
     private static void closeQuietly(final AutoCloseable closeable) {

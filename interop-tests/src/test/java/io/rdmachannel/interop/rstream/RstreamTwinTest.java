@@ -122,16 +122,33 @@ class RstreamTwinTest {
         reset.initCause(new ProtocolException("credit limit 70000 beyond the window"));
         reset.getCause().addSuppressed(new IOException("announced twice"));
         reset.addSuppressed(new IOException("send completed with a flush error on queue pair 17"));
-        final ByteArrayOutputStream err = new ByteArrayOutputStream();
         try (SocketChannel channel = SocketChannel.open()) {
-            JavaRstream.explain(new PrintStream(err, true, StandardCharsets.UTF_8), reset, channel);
-
             assertEquals(List.of(
                 "  suppressed: java.io.IOException: send completed with a flush error on queue pair 17",
                 "  caused by: java.net.ProtocolException: credit limit 70000 beyond the window",
                 "    suppressed: java.io.IOException: announced twice",
-                "  on " + channel), err.toString(StandardCharsets.UTF_8).lines().toList());
+                "  on " + channel), explained(reset, channel));
         }
+    }
+
+    @Test
+    void shouldStopExplainingWhereTheCausesLeadBackToOneAlreadyPrinted() throws Exception {
+        final SocketException reset = new SocketException("Connection reset");
+        final IOException cause = new IOException("flushed");
+        reset.initCause(cause);
+        cause.addSuppressed(reset);
+        try (SocketChannel channel = SocketChannel.open()) {
+            assertEquals(List.of(
+                "  caused by: java.io.IOException: flushed",
+                "    suppressed: [circular reference: java.net.SocketException: Connection reset]",
+                "  on " + channel), explained(reset, channel));
+        }
+    }
+
+    private static List<String> explained(final Throwable failure, final SocketChannel channel) {
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        JavaRstream.explain(new PrintStream(err, true, StandardCharsets.UTF_8), failure, channel);
+        return err.toString(StandardCharsets.UTF_8).lines().toList();
     }
 
     @Test
