@@ -235,7 +235,8 @@ class ShmConnectRequestTest {
             assertInstanceOf(ConnectException.class, failed.getCause());
             assertEquals("Connection refused", failed.getCause().getMessage());
             final long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertTrue(tookMillis < 1000, "refused after " + tookMillis + " ms");
+            // waiting for room would end at the connect timeout (10 s); a loaded machine's pause takes less
+            assertTrue(tookMillis < 5000, "refused after " + tookMillis + " ms");
         } finally {
             Files.deleteIfExists(listenerSocket(address));
         }

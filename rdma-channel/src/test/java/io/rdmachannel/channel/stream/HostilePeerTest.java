@@ -545,7 +545,8 @@ class HostilePeerTest {
         final long start = System.nanoTime();
         engine.close();
         final long closeNanos = System.nanoTime() - start;
-        assertTrue(closeNanos < TimeUnit.MILLISECONDS.toNanos(200), () -> "close took " + closeNanos / 1000
+        // a close that waited would take the linger (1.5 s or a minute in the callers), a loaded machine less
+        assertTrue(closeNanos < TimeUnit.MILLISECONDS.toNanos(1000), () -> "close took " + closeNanos / 1000
             + " us; " + engine.describe());
         assertEquals(1, ((RsocketTransport) through).lingering(), engine::describe);
         assertNotNull(engine.queuePairState(), "released before the deadline; " + engine.describe());
