@@ -387,7 +387,8 @@ final class NativeCompletionQueue implements CompletionQueue {
         }
         try {
             self.reset();
-            long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+            // an untimed wait (the usual blocking read) reads no clock: a system call in some guests
+            long deadline = timeoutNanos >= 0 ? System.nanoTime() + timeoutNanos : 0;
             while (!closed && waiterSequence.get() == ticket && !Thread.currentThread().isInterrupted()) {
                 int millis = NativeReadinessSource.SLICE_MILLIS;
                 if (timeoutNanos >= 0) {

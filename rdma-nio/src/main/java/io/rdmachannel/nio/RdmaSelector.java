@@ -530,9 +530,10 @@ final class RdmaSelector extends AbstractSelector {
      */
     private int spinThenArm(final Consumer<SelectionKey> action, final long spin, final long ceiling,
         final long deadline) throws IOException {
-        final long end = deadline == 0 ? System.nanoTime() + spin
-            : Math.min(deadline, System.nanoTime() + spin);
-        do {
+        // the clock is read first after one look: a spin that finds a key at once reads none
+        long end = 0;
+        boolean timed = false;
+        while (true) {
             if (maybeReady.get() != null || mustReturn()) {
                 return -1;
             }
@@ -542,7 +543,14 @@ final class RdmaSelector extends AbstractSelector {
                 return found;
             }
             Thread.onSpinWait();
-        } while (System.nanoTime() - end < 0);
+            final long now = System.nanoTime();
+            if (!timed) {
+                end = deadline == 0 ? now + spin : Math.min(deadline, now + spin);
+                timed = true;
+            } else if (now - end >= 0) {
+                break;
+            }
+        }
         adaptiveSpin.ended(false, ceiling);
         return pollRegistered(action, true);
     }

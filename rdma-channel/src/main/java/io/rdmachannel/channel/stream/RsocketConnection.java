@@ -680,12 +680,16 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
      */
     @Override
     public int spin(final long nanos, final int interest) {
-        final long deadline = System.nanoTime() + nanos;
         final boolean writer = (interest & StreamReadiness.WRITE) != 0;
         int ops = 0;
         int spins = 0;
+        // the budget starts at the first clock read, after CLOCK_MASK + 1 spins: a spin that finds the event at once
+        // never reads the clock (~20 ns with a vDSO clock; microseconds where it is a system call, as in an emulated
+        // guest whose clock source is the HPET)
+        long deadline = 0;
+        boolean timed = false;
         boolean fresh;
-        do {
+        while (true) {
             // a reader asks the receive queue's lock-free hint between full checks (which take the receive lock and
             // poll), and makes a full one every FULL_CHECK_SPINS spins for what the hint does not cover
             fresh = writer || (spins & FULL_CHECK_MASK) == 0 || receive.mayHaveNews();
@@ -702,7 +706,16 @@ final class RsocketConnection implements StreamConnection, CmEndpoint {
             }
             Thread.onSpinWait();
             spins++;
-        } while ((spins & CLOCK_MASK) != 0 || System.nanoTime() - deadline < 0);
+            if ((spins & CLOCK_MASK) == 0) {
+                final long now = System.nanoTime();
+                if (!timed) {
+                    deadline = now + nanos;
+                    timed = true;
+                } else if (now - deadline >= 0) {
+                    break;
+                }
+            }
+        }
         if (!fresh) {
             ops = readableOps();
         }
