@@ -458,6 +458,11 @@ final class RdmaCmAttempt implements CmConnection {
         }
     }
 
+    /** Nanoseconds from {@code now} to the attempt's deadline (negative once past). */
+    long nanosLeft(long now) {
+        return deadline - now;
+    }
+
     boolean expired(long now) {
         return !done && now - deadline > 0;
     }
