@@ -6,6 +6,8 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -119,37 +121,73 @@ final class BenchRun {
     }
 
     /**
-     * One untimed latency run of each transport and mode at the smallest size, results dropped: the
+     * One untimed latency run (and bandwidth run, when bandwidth is measured) of each transport and mode at the
+     * smallest size, results dropped, then a wait for this JVM's JIT compilers to go quiet ({@link JitQuiet}): the
      * per-measurement warm-up ({@code --warmup}) warms a connection, this warms both JVMs, so that whichever
      * transport is measured first does not pay alone for the JIT compiling the code they share (the benchmark's loops,
-     * the server) and its own first compilations.
+     * the server) and its own first compilations, and no measurement shares the CPU with compilations still queued.
      */
     private void warmUpJvms(final ServerProcess server) {
         final int size = options.sizes().stream().mapToInt(Integer::intValue).min().orElseThrow();
-        err.println("bench: warming up both JVMs: an untimed latency run of each transport and mode at " + size
-            + " bytes");
+        final List<Workload> workloads = new ArrayList<>(List.of(Workload.LATENCY));
+        if (options.workloads().contains(Workload.BANDWIDTH)) {
+            workloads.add(Workload.BANDWIDTH);
+        }
+        err.println("bench: warming up both JVMs: an untimed " + (workloads.size() > 1 ? "latency and bandwidth"
+            : "latency") + " run of each transport and mode at " + size + " bytes");
         for (final Mode mode : options.modes()) {
             for (final Transport transport : options.transports()) {
-                final Combination combination = new Combination(transport, null, mode, Workload.LATENCY, size);
-                final Future<BenchResult> future = executor.submit(task(server.address(transport), combination));
-                try {
-                    future.get(options.timeoutSeconds(), TimeUnit.SECONDS);
-                } catch (final ExecutionException | TimeoutException ex) {
-                    // the measurements of this transport will fail or hang the same way and be reported
-                    future.cancel(true);
-                    err.println("bench: warm-up of " + combination.describe() + " failed: " + ex);
-                } catch (final InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted", ex);
+                for (final Workload workload : workloads) {
+                    warmUp(server, new Combination(transport, null, mode, workload, size));
                 }
             }
+        }
+        awaitJitQuiet();
+    }
+
+    private void awaitJitQuiet() {
+        final CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
+        if (compiler == null || !compiler.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        final long waited = JitQuiet.await(compiler::getTotalCompilationTime,
+            () -> TimeUnit.NANOSECONDS.toMillis(System.nanoTime()), BenchRun::sleep, JitQuiet.LIMIT_MILLIS);
+        err.println(waited < 0
+            ? "bench: the JIT compilers are still busy after " + JitQuiet.LIMIT_MILLIS / 1000 + " s; measuring anyway"
+            : "bench: the JIT compilers went quiet after " + waited + " ms (" + compiler.getTotalCompilationTime()
+                + " ms compiling so far)");
+    }
+
+    private static void sleep(final long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", ex);
+        }
+    }
+
+    private void warmUp(final ServerProcess server, final Combination combination) {
+        // a bandwidth warm-up writes --warmup messages (at most as many as a measurement), untimed twice over
+        final long messages = Math.min(options.bandwidthMessages(combination.size()), Math.max(1, options.warmUp()));
+        final Future<BenchResult> future = executor.submit(task(server.address(combination.transport()),
+            combination, messages));
+        try {
+            future.get(options.timeoutSeconds(), TimeUnit.SECONDS);
+        } catch (final ExecutionException | TimeoutException ex) {
+            // the measurements of this transport will fail or hang the same way and be reported
+            future.cancel(true);
+            err.println("bench: warm-up of " + combination.describe() + " failed: " + ex);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", ex);
         }
     }
 
     private void measure(final int index, final ServerProcess server, final Combination combination) {
         progress.begin(index, combination.describe());
         final Future<BenchResult> future = executor.submit(task(server.address(combination.transport()),
-            combination));
+            combination, options.bandwidthMessages(combination.size())));
         try {
             final BenchResult result = future.get(options.timeoutSeconds(), TimeUnit.SECONDS);
             results.add(result);
@@ -174,10 +212,9 @@ final class BenchRun {
         }
     }
 
-    private Callable<BenchResult> task(final String address, final Combination combination) {
+    private Callable<BenchResult> task(final String address, final Combination combination, final long messages) {
         final int size = combination.size();
         final boolean latency = combination.workload() == Workload.LATENCY;
-        final long messages = options.bandwidthMessages(size);
         final long warmUpMessages = Math.min(options.warmUp(), messages);
         final SessionHeader header = new SessionHeader(combination.workload(), combination.mode(), size,
             options.busyPollMicros(), latency ? options.warmUp() : warmUpMessages * size,
