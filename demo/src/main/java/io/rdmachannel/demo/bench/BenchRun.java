@@ -151,20 +151,11 @@ final class BenchRun {
             return;
         }
         final long waited = JitQuiet.await(compiler::getTotalCompilationTime,
-            () -> TimeUnit.NANOSECONDS.toMillis(System.nanoTime()), BenchRun::sleep, JitQuiet.LIMIT_MILLIS);
+            () -> TimeUnit.NANOSECONDS.toMillis(System.nanoTime()), Sleeps::sleep, JitQuiet.LIMIT_MILLIS);
         err.println(waited < 0
             ? "bench: the JIT compilers are still busy after " + JitQuiet.LIMIT_MILLIS / 1000 + " s; measuring anyway"
             : "bench: the JIT compilers went quiet after " + waited + " ms (" + compiler.getTotalCompilationTime()
                 + " ms compiling so far)");
-    }
-
-    private static void sleep(final long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", ex);
-        }
     }
 
     private void warmUp(final ServerProcess server, final Combination combination) {

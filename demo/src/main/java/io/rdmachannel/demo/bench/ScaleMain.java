@@ -277,7 +277,7 @@ public final class ScaleMain {
                     + " connections, not " + connections + (problems.isEmpty() ? "" : ": " + problems));
                 return usage;
             }
-            sleep(100);
+            Sleeps.sleep(100);
         }
     }
 
@@ -293,7 +293,7 @@ public final class ScaleMain {
         Usage usage = first;
         int still = 1;
         for (int reading = 1; reading < STILL_READINGS && still < STILL_FOR; reading++) {
-            sleep(100);
+            Sleeps.sleep(100);
             final Usage again = usageOf(pid);
             still = again.fds() == usage.fds() && again.threads() == usage.threads() ? still + 1 : 1;
             usage = again;
@@ -311,15 +311,6 @@ public final class ScaleMain {
         }
         final FileStore store = Files.getFileStore(DEV_SHM);
         return store.getTotalSpace() - store.getUnallocatedSpace();
-    }
-
-    private static void sleep(final long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", ex);
-        }
     }
 
     /**
