@@ -154,8 +154,8 @@ class ShmRequesterIdentityTest {
             while (floods.get() < 1000) {
                 Thread.sleep(1);
             }
-            // before, the accepted handshake was never read and this connect failed with its timeout
-            // (SocketTimeoutException after the default 10 s); how long it takes is the machine's business
+            // a full backlog is waited out, bounded by the connect timeout (10 s by default); before, it was
+            // refused at once and this connect failed; how long it takes is the machine's business
             assertServing();
         } finally {
             flooding.set(false);
