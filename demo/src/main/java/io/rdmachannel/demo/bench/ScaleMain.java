@@ -184,7 +184,7 @@ public final class ScaleMain {
                     }
                     measured += System.nanoTime() - connectStart;
                     if (i + 1 == first) {
-                        serverBefore = awaitConnections(server.pid(), first, deadline, err);
+                        serverBefore = serverUsage(server, first, deadline);
                         clientBefore = settled(self, usageOf(self));
                         shmBefore = sharedMemoryUsed();
                     }
@@ -193,7 +193,7 @@ public final class ScaleMain {
                     }
                 }
                 final double connectSeconds = measured / 1e9;
-                final Usage serverAfter = awaitConnections(server.pid(), count, deadline, err);
+                final Usage serverAfter = serverUsage(server, count, deadline);
                 final Usage clientAfter = settled(self, usageOf(self));
                 // figures of a server that did not list every connection would be wrong: printed, but not clean
                 clean = serverBefore.connections() == first && serverAfter.connections() == count;
@@ -207,7 +207,7 @@ public final class ScaleMain {
                 final double shmKib = (shmAfter - shmBefore) / 1024.0 / added;
                 print(out, count, added, "client", clientBefore, clientAfter, shmKib, connects, closes);
                 print(out, count, added, "server", serverBefore, serverAfter, shmKib, connects, closes);
-                clean &= awaitConnections(server.pid(), 0, deadline, err).connections() == 0;
+                clean &= serverUsage(server, 0, deadline).connections() == 0;
             } finally {
                 closeAll(channels);
             }
@@ -259,10 +259,22 @@ public final class ScaleMain {
     }
 
     /**
-     * The server's usage once its devices report {@code connections} connections (accepts finish on its side after
-     * the client's connect returned; closes after the client's close), or as it is after 30 s, which is reported.
+     * The server's usage once its devices report {@code connections} connections, read by the server itself
+     * ({@link #awaitConnections}) and sent back on its stdout: a reading from here would attach to it through the
+     * management agent, whose connections linger in the server for a while and were counted in its descriptors.
      */
-    private static Usage awaitConnections(final long pid, final int connections, final long deadline,
+    private static Usage serverUsage(final ServerProcess server, final int connections, final long deadline)
+        throws IOException {
+        final long millis = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+        return Usage.parse(server.request(ScaleServer.USAGE + " " + connections + " " + millis));
+    }
+
+    /**
+     * A process's usage once its devices report {@code connections} connections (accepts finish on the server's
+     * side after the client's connect returned; closes after the client's close), or as it is after 30 s (at most
+     * until {@code deadline}), which is reported.
+     */
+    static Usage awaitConnections(final long pid, final int connections, final long deadline,
         final PrintStream err) {
         final long settle = Math.min(deadline - System.nanoTime(), SETTLE_NANOS);
         final long end = System.nanoTime() + Math.max(settle, 0);
@@ -345,6 +357,30 @@ public final class ScaleMain {
                     status(proc, "Threads:"));
             } catch (final IOException ex) {
                 throw new IllegalStateException("cannot read " + proc + ": " + ex, ex);
+            }
+        }
+
+        /**
+         * This usage as one line, {@value ScaleServer#USAGE} and its figures, which {@link #parse} reads back.
+         */
+        String format() {
+            return ScaleServer.USAGE + " " + connections + " " + queuePairs + " " + completionQueues + " "
+                + sharedReceiveQueues + " " + memoryRegions + " " + memoryRegionBytes + " " + postedReceives + " "
+                + rssKib + " " + maps + " " + fds + " " + threads;
+        }
+
+        static Usage parse(final String line) throws IOException {
+            final String[] words = line.trim().split(" ");
+            if (words.length != 12 || !words[0].equals(ScaleServer.USAGE)) {
+                throw new IOException("the server's usage line is not one: " + line);
+            }
+            try {
+                return new Usage(Integer.parseInt(words[1]), Integer.parseInt(words[2]), Integer.parseInt(words[3]),
+                    Integer.parseInt(words[4]), Integer.parseInt(words[5]), Long.parseLong(words[6]),
+                    Long.parseLong(words[7]), Long.parseLong(words[8]), Long.parseLong(words[9]),
+                    Long.parseLong(words[10]), Long.parseLong(words[11]));
+            } catch (final NumberFormatException ex) {
+                throw new IOException("the server's usage line is not one: " + line, ex);
             }
         }
 

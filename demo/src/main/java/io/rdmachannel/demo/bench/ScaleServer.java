@@ -4,7 +4,9 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.nio.RdmaServerSocketChannel;
 import io.rdmachannel.nio.RdmaSocketOptions;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -15,14 +17,16 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The server of {@code ./rdmachannel scale}, in the second JVM: one RDMA listener and one selector thread that
  * accepts every connection, echoes what each sends and keeps it open until the client closes it. It prints
- * {@code listen rdma ADDRESS} and its ready line on stdout as {@link BenchServer} does, and exits when its stdin
- * ends.
+ * {@code listen rdma ADDRESS} and its ready line on stdout as {@link BenchServer} does, answers
+ * {@value #USAGE} requests on stdin with its own usage, and exits when its stdin ends.
  */
 final class ScaleServer {
     /** The first argument for RC streams (each connection with queues of its own). */
@@ -31,6 +35,11 @@ final class ScaleServer {
     static final String SRQ = "srq";
     /** The first argument that puts the listener in the stream's XRC mode. */
     static final String XRC = "xrc";
+    /**
+     * The request {@code usage CONNECTIONS MILLIS} on stdin, and the first word of its answer on stdout: this
+     * process's usage once its devices list CONNECTIONS connections (waiting at most MILLIS ms).
+     */
+    static final String USAGE = "usage";
     /** The listener's backlog: connection requests wait while the selector thread echoes. */
     private static final int BACKLOG = 4096;
 
@@ -64,8 +73,12 @@ final class ScaleServer {
                 out.println(BenchServer.READY + " pid " + ProcessHandle.current().pid() + " provider "
                     + RdmaProviders.defaultProvider().name());
                 out.flush();
-                while (System.in.read() >= 0) {
-                    // the client writes nothing; the end of stdin is the signal to stop
+                final BufferedReader requests = new BufferedReader(new InputStreamReader(System.in,
+                    StandardCharsets.UTF_8));
+                String request;
+                while ((request = requests.readLine()) != null) {
+                    out.println(answer(request));
+                    out.flush();
                 }
             } finally {
                 // ends the selector thread's select with a ClosedSelectorException
@@ -73,6 +86,20 @@ final class ScaleServer {
             }
         }
         System.exit(0);
+    }
+
+    private static String answer(final String request) {
+        final String[] words = request.trim().split(" ");
+        try {
+            if (words.length == 3 && words[0].equals(USAGE)) {
+                final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(words[2]));
+                return ScaleMain.awaitConnections(ProcessHandle.current().pid(), Integer.parseInt(words[1]),
+                    deadline, System.err).format();
+            }
+        } catch (final NumberFormatException ex) {
+            // answered below
+        }
+        return "error: not a request: " + request;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rdmachannel.demo.bench;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -24,11 +25,14 @@ final class ServerProcess implements AutoCloseable {
         "--enable-native-access=ALL-UNNAMED");
 
     private final Process process;
+    private final BufferedReader lines;
     private final Map<Transport, String> addresses;
     private final String ready;
 
-    private ServerProcess(final Process process, final Map<Transport, String> addresses, final String ready) {
+    private ServerProcess(final Process process, final BufferedReader lines, final Map<Transport, String> addresses,
+        final String ready) {
         this.process = process;
+        this.lines = lines;
         this.addresses = addresses;
         this.ready = ready;
     }
@@ -89,7 +93,7 @@ final class ServerProcess implements AutoCloseable {
                     + ") ended before it was ready"
                     + (process.waitFor(5, TimeUnit.SECONDS) ? ", exit status " + process.exitValue() : ""));
             }
-            return new ServerProcess(process, addresses, line);
+            return new ServerProcess(process, lines, addresses, line);
         } catch (final IOException | RuntimeException ex) {
             process.destroyForcibly();
             throw ex;
@@ -113,6 +117,22 @@ final class ServerProcess implements AutoCloseable {
 
     long pid() {
         return process.pid();
+    }
+
+    /**
+     * Send the server one line on its stdin and wait for its answer, the next line it prints on stdout.
+     *
+     * @throws IOException when it ended first.
+     */
+    String request(final String line) throws IOException {
+        final OutputStream in = process.getOutputStream();
+        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        final String answer = lines.readLine();
+        if (answer == null) {
+            throw new IOException("the server (pid " + process.pid() + ") ended without answering " + line);
+        }
+        return answer;
     }
 
     /**
