@@ -22,6 +22,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 
 /**
  * One run of the benchmark in the client JVM: start the server, measure every combination one after the other on a
@@ -122,7 +123,7 @@ final class BenchRun {
 
     /**
      * One untimed latency run (and bandwidth run, when bandwidth is measured) of each transport and mode at the
-     * smallest size, results dropped, then a wait for this JVM's JIT compilers to go quiet ({@link JitQuiet}): the
+     * smallest size, results dropped, then a wait for both JVMs' JIT compilers to go quiet ({@link JitQuiet}): the
      * per-measurement warm-up ({@code --warmup}) warms a connection, this warms both JVMs, so that whichever
      * transport is measured first does not pay alone for the JIT compiling the code they share (the benchmark's loops,
      * the server) and its own first compilations, and no measurement shares the CPU with compilations still queued.
@@ -142,20 +143,36 @@ final class BenchRun {
                 }
             }
         }
-        awaitJitQuiet();
+        awaitJitQuiet(server);
     }
 
-    private void awaitJitQuiet() {
+    /**
+     * Wait until the JIT compilers of both JVMs are quiet: this one's, and the server's, which it reports on request.
+     */
+    private void awaitJitQuiet(final ServerProcess server) {
         final CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
         if (compiler == null || !compiler.isCompilationTimeMonitoringSupported()) {
             return;
         }
-        final long waited = JitQuiet.await(compiler::getTotalCompilationTime,
-            () -> TimeUnit.NANOSECONDS.toMillis(System.nanoTime()), Sleeps::sleep, JitQuiet.LIMIT_MILLIS);
+        final LongSupplier compiling = () -> compiler.getTotalCompilationTime() + serverCompileMillis(server);
+        final long waited = JitQuiet.await(compiling, () -> TimeUnit.NANOSECONDS.toMillis(System.nanoTime()),
+            Sleeps::sleep, JitQuiet.LIMIT_MILLIS);
         err.println(waited < 0
             ? "bench: the JIT compilers are still busy after " + JitQuiet.LIMIT_MILLIS / 1000 + " s; measuring anyway"
-            : "bench: the JIT compilers went quiet after " + waited + " ms (" + compiler.getTotalCompilationTime()
+            : "bench: the JIT compilers of both JVMs went quiet after " + waited + " ms (" + compiling.getAsLong()
                 + " ms compiling so far)");
+    }
+
+    /**
+     * The server JVM's total compilation time in ms; 0 where it does not measure it (the wait is then for this JVM's
+     * compilers alone).
+     */
+    private static long serverCompileMillis(final ServerProcess server) {
+        try {
+            return Math.max(0, Long.parseLong(server.request(BenchServer.COMPILE_MILLIS)));
+        } catch (final IOException | NumberFormatException ex) {
+            throw new IllegalStateException("the server did not tell its compilation time: " + ex.getMessage(), ex);
+        }
     }
 
     private void warmUp(final ServerProcess server, final Combination combination) {

@@ -5,6 +5,8 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -21,17 +23,32 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The benchmark's server, in the second JVM: it listens on each transport it is given, prints
  * {@code listen TRANSPORT ADDRESS} per transport and then {@code ready} on stdout, and serves each accepted
- * connection on a thread of its own as its {@link SessionHeader} asks. It exits when its stdin reaches the end: the
- * client closes it when done, or dies.
+ * connection on a thread of its own as its {@link SessionHeader} asks. It answers requests on stdin (its JIT's
+ * compilation time), and exits when its stdin reaches the end: the client closes it when done, or dies.
  */
 final class BenchServer {
     static final String LISTEN = "listen";
     static final String READY = "ready";
+    /** The request for the JIT's compilation time, see {@link #answer}. */
+    static final String COMPILE_MILLIS = "compile-ms";
     private static final int BANDWIDTH_READ_BUFFER = 256 * 1024;
 
     private final AtomicLong sessions = new AtomicLong();
 
     private BenchServer() {
+    }
+
+    /**
+     * The answer to a request on stdin: {@value #COMPILE_MILLIS} asks for this JVM's total JIT compilation time in
+     * ms (-1 where it is not measured), so that the client can wait for both JVMs' compilers to go quiet.
+     */
+    private static String answer(final String request) {
+        if (request.equals(COMPILE_MILLIS)) {
+            final CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
+            return Long.toString(compiler == null || !compiler.isCompilationTimeMonitoringSupported() ? -1
+                : compiler.getTotalCompilationTime());
+        }
+        return "error: not a request: " + request;
     }
 
     /**
@@ -64,9 +81,7 @@ final class BenchServer {
             out.println(READY + " pid " + ProcessHandle.current().pid() + (transports.contains(Transport.RDMA)
                 ? " provider " + RdmaProviders.defaultProvider().name() : ""));
             out.flush();
-            while (System.in.read() >= 0) {
-                // the client writes nothing; the end of stdin is the signal to stop
-            }
+            ServerProcess.serveRequests(out, BenchServer::answer);
         } finally {
             for (final ServerSocketChannel listener : listeners) {
                 listener.close();

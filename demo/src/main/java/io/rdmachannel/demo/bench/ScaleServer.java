@@ -4,9 +4,7 @@ import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.nio.RdmaServerSocketChannel;
 import io.rdmachannel.nio.RdmaSocketOptions;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -17,7 +15,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -73,13 +70,7 @@ final class ScaleServer {
                 out.println(BenchServer.READY + " pid " + ProcessHandle.current().pid() + " provider "
                     + RdmaProviders.defaultProvider().name());
                 out.flush();
-                final BufferedReader requests = new BufferedReader(new InputStreamReader(System.in,
-                    StandardCharsets.UTF_8));
-                String request;
-                while ((request = requests.readLine()) != null) {
-                    out.println(answer(request));
-                    out.flush();
-                }
+                ServerProcess.serveRequests(out, ScaleServer::answer);
             } finally {
                 // ends the selector thread's select with a ClosedSelectorException
                 selector.close();

@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 
 /**
  * The server of a benchmark ({@link BenchServer}, {@link ScaleServer}) in a second JVM, started the way
@@ -59,21 +61,8 @@ final class ServerProcess implements AutoCloseable {
      * @throws IOException when it exits before it is ready (other lines before the addresses go to stderr).
      */
     static ServerProcess start(final Class<?> main, final List<String> arguments) throws IOException {
-        final List<String> command = new ArrayList<>();
-        final String java = System.getenv("RDMACHANNEL_JAVA");
-        command.add(java != null && !java.isBlank() ? java : Path.of(System.getProperty("java.home"), "bin", "java")
-            .toString());
-        final String flags = System.getenv("RDMACHANNEL_JVM_FLAGS");
-        command.addAll(flags != null && !flags.isBlank() ? Arrays.asList(flags.trim().split("\\s+"))
-            : DEFAULT_JVM_FLAGS);
-        for (final String name : System.getProperties().stringPropertyNames()) {
-            if (name.startsWith("rdmachannel.")) {
-                command.add("-D" + name + "=" + System.getProperty(name));
-            }
-        }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
-        command.addAll(arguments);
-        final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        final Process process = new ProcessBuilder(command(main, arguments))
+            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             final BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8));
@@ -102,6 +91,29 @@ final class ServerProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while starting the server " + main.getSimpleName(), ex);
         }
+    }
+
+    /**
+     * The command line that runs {@code main} with {@code arguments} in a JVM started as this one was: the same
+     * {@code java} ({@code RDMACHANNEL_JAVA}), JVM flags ({@code RDMACHANNEL_JVM_FLAGS}), {@code rdmachannel.*}
+     * system properties and class path.
+     */
+    static List<String> command(final Class<?> main, final List<String> arguments) {
+        final List<String> command = new ArrayList<>();
+        final String java = System.getenv("RDMACHANNEL_JAVA");
+        command.add(java != null && !java.isBlank() ? java : Path.of(System.getProperty("java.home"), "bin", "java")
+            .toString());
+        final String flags = System.getenv("RDMACHANNEL_JVM_FLAGS");
+        command.addAll(flags != null && !flags.isBlank() ? Arrays.asList(flags.trim().split("\\s+"))
+            : DEFAULT_JVM_FLAGS);
+        for (final String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith("rdmachannel.")) {
+                command.add("-D" + name + "=" + System.getProperty(name));
+            }
+        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(arguments);
+        return command;
     }
 
     String address(final Transport transport) {
@@ -152,6 +164,21 @@ final class ServerProcess implements AutoCloseable {
             System.err.println("bench: cannot dump the server's threads: " + ex);
         } catch (final InterruptedException ex) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * In the server: answer each line of stdin with one line on {@code out} until stdin ends (the client's
+     * {@link #close()}, or its death); {@link #request} is the client's side.
+     *
+     * @param answer the answer to a request line.
+     */
+    static void serveRequests(final PrintStream out, final UnaryOperator<String> answer) throws IOException {
+        final BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String request;
+        while ((request = requests.readLine()) != null) {
+            out.println(answer.apply(request));
+            out.flush();
         }
     }
 
