@@ -12,7 +12,8 @@
 #              its usec/xfer is the time per message, so SIZE / usec/xfer is MB/s (it also prints Gb/sec, with two
 #              decimals only). Java: --test bandwidth, N messages of SIZE bytes one way after min(W, N) untimed ones,
 #              timed from the first write to the server's acknowledgement; MB/s.
-#   modes      blocking: rstream -T b against Java --mode blocking (both spin 10 us before they sleep); polling:
+#   modes      blocking: rstream -T b against Java --mode blocking (rsockets spins 10 us before it sleeps, Java up
+#              to its default RDMA_BUSY_POLL, 50 us, less while spins do not catch the event); polling:
 #              rstream -T n (non-blocking calls in a spinning loop) against Java --mode busy-poll (RDMA_BUSY_POLL).
 #   rings      rstream sets SO_SNDBUF and SO_RCVBUF to 512 KiB, which rsockets doubles: 1 MiB rings; the Java side
 #              gets the same with rdmachannel.stream.sendBufferLength and receiveBufferLength.
