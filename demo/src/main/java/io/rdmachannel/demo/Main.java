@@ -50,10 +50,6 @@ public final class Main {
     private static final String TCP = "--tcp";
     private static final int MAX_WARM_UP = 10_000;
     private static final long POLL_MILLIS = 100;
-    private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
-        "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED");
-
     private Main() {
     }
 
@@ -224,21 +220,9 @@ public final class Main {
 
     private static Process startClient(final Options options, final InetSocketAddress server,
         final InetSocketAddress tcpServer) throws IOException {
-        final List<String> command = new ArrayList<>();
-        final String java = System.getenv("RDMACHANNEL_JAVA");
-        command.add(java != null && !java.isBlank() ? java : ProcessHandle.current().info().command()
-            .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        final String flags = System.getenv("RDMACHANNEL_JVM_FLAGS");
-        command.addAll(flags != null && !flags.isBlank() ? Arrays.asList(flags.trim().split("\\s+"))
-            : DEFAULT_JVM_FLAGS);
-        for (final String name : System.getProperties().stringPropertyNames()) {
-            if (name.startsWith("rdmachannel.")) {
-                command.add("-D" + name + "=" + System.getProperty(name));
-            }
-        }
         // The client gives up a little before the server, so that it reports its own state.
         final int clientTimeout = Math.max(1, options.timeoutSeconds() * 9 / 10);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(),
+        final List<String> command = JavaCommand.of(Main.class, List.of(
             CLIENT, server.getHostString() + ":" + server.getPort(),
             TCP, tcpServer.getHostString() + ":" + tcpServer.getPort(),
             "--connections", Integer.toString(options.connections()),

@@ -13,7 +13,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -44,9 +43,6 @@ public final class VerbsDemo {
     private static final int MAX_WARM_UP = 10_000;
     private static final long BANDWIDTH_PIECES = 16_384;
     private static final String CHILD = "--child";
-    private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
-        "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED");
-
     private VerbsDemo() {
     }
 
@@ -190,19 +186,7 @@ public final class VerbsDemo {
     }
 
     private static Process startChild(final Options options) throws IOException {
-        final List<String> command = new ArrayList<>();
-        final String java = System.getenv("RDMACHANNEL_JAVA");
-        command.add(java != null && !java.isBlank() ? java : ProcessHandle.current().info().command()
-            .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        final String flags = System.getenv("RDMACHANNEL_JVM_FLAGS");
-        command.addAll(flags != null && !flags.isBlank() ? Arrays.asList(flags.trim().split("\\s+"))
-            : DEFAULT_JVM_FLAGS);
-        for (final String name : System.getProperties().stringPropertyNames()) {
-            if (name.startsWith("rdmachannel.")) {
-                command.add("-D" + name + "=" + System.getProperty(name));
-            }
-        }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), VerbsDemo.class.getName(), CHILD,
+        final List<String> command = JavaCommand.of(VerbsDemo.class, List.of(CHILD,
             "--iterations", Integer.toString(options.iterations()), "--size", Integer.toString(options.size())));
         return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }

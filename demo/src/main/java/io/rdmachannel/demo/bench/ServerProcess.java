@@ -1,5 +1,7 @@
 package io.rdmachannel.demo.bench;
 
+import io.rdmachannel.demo.JavaCommand;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -9,7 +11,6 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -22,10 +23,6 @@ import java.util.function.UnaryOperator;
  * ({@code RDMACHANNEL_JVM_FLAGS}), {@code rdmachannel.*} system properties and class path.
  */
 final class ServerProcess implements AutoCloseable {
-    private static final List<String> DEFAULT_JVM_FLAGS = List.of("--add-exports",
-        "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED");
-
     private final Process process;
     private final BufferedReader lines;
     private final Map<Transport, String> addresses;
@@ -61,7 +58,7 @@ final class ServerProcess implements AutoCloseable {
      * @throws IOException when it exits before it is ready (other lines before the addresses go to stderr).
      */
     static ServerProcess start(final Class<?> main, final List<String> arguments) throws IOException {
-        final Process process = new ProcessBuilder(command(main, arguments))
+        final Process process = new ProcessBuilder(JavaCommand.of(main, arguments))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             final BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
@@ -91,29 +88,6 @@ final class ServerProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while starting the server " + main.getSimpleName(), ex);
         }
-    }
-
-    /**
-     * The command line that runs {@code main} with {@code arguments} in a JVM started as this one was: the same
-     * {@code java} ({@code RDMACHANNEL_JAVA}), JVM flags ({@code RDMACHANNEL_JVM_FLAGS}), {@code rdmachannel.*}
-     * system properties and class path.
-     */
-    static List<String> command(final Class<?> main, final List<String> arguments) {
-        final List<String> command = new ArrayList<>();
-        final String java = System.getenv("RDMACHANNEL_JAVA");
-        command.add(java != null && !java.isBlank() ? java : Path.of(System.getProperty("java.home"), "bin", "java")
-            .toString());
-        final String flags = System.getenv("RDMACHANNEL_JVM_FLAGS");
-        command.addAll(flags != null && !flags.isBlank() ? Arrays.asList(flags.trim().split("\\s+"))
-            : DEFAULT_JVM_FLAGS);
-        for (final String name : System.getProperties().stringPropertyNames()) {
-            if (name.startsWith("rdmachannel.")) {
-                command.add("-D" + name + "=" + System.getProperty(name));
-            }
-        }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
-        command.addAll(arguments);
-        return command;
     }
 
     String address(final Transport transport) {

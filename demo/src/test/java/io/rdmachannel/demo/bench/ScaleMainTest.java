@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamConfiguration;
+import io.rdmachannel.demo.JavaCommand;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -103,7 +104,7 @@ class ScaleMainTest {
      */
     private static String scale40(final String mode) {
         try {
-            final Process process = new ProcessBuilder(ServerProcess.command(ScaleMain.class, List.of("--provider",
+            final Process process = new ProcessBuilder(JavaCommand.of(ScaleMain.class, List.of("--provider",
                 "shm", "--connections", "40", "--mode", mode))).redirectError(ProcessBuilder.Redirect.PIPE).start();
             final CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> text(process.getErrorStream()));
             final String text = text(process.getInputStream());
