@@ -3,7 +3,6 @@ package io.rdmachannel.demo.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmachannel.channel.spi.RdmaProviders;
 import io.rdmachannel.channel.stream.StreamConfiguration;
 import io.rdmachannel.demo.JavaCommand;
 
@@ -18,11 +17,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -31,21 +26,8 @@ import org.junit.jupiter.api.Timeout;
  * target SGL), read from the devices' own counts, one descriptor, and every connection closes cleanly.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ScaleMainTest {
-    private final String provider = System.getProperty(RdmaProviders.PROVIDER_PROP_NAME);
-
-    @AfterEach
-    void restoreProvider() {
-        if (provider == null) {
-            System.clearProperty(RdmaProviders.PROVIDER_PROP_NAME);
-        } else {
-            System.setProperty(RdmaProviders.PROVIDER_PROP_NAME, provider);
-        }
-    }
-
     @Test
-    @Order(1)
     void shouldReportWhatEachIdleConnectionCostsOnEachSide() {
         final String text = scale40("rc");
         final StreamConfiguration stream = StreamConfiguration.fromSystemProperties();
@@ -65,7 +47,6 @@ class ScaleMainTest {
     }
 
     @Test
-    @Order(2)
     void shouldReserveOnlyTheMinimumCreditsPerIdleConnectionInSrqMode() {
         final String text = scale40("srq");
         assertTrue(text.contains("SRQ mode"), text);
@@ -80,7 +61,6 @@ class ScaleMainTest {
     }
 
     @Test
-    @Order(3)
     void shouldCountAnXrcSharedReceiveQueuePerIdleConnectionInXrcMode() {
         final String text = scale40("xrc");
         assertTrue(text.contains("XRC mode"), text);
