@@ -334,22 +334,13 @@ final class NativeCompletionQueue implements CompletionQueue {
      * @return the arming bits those events fired (all of them: one event answers every arm before it), 0 if none.
      */
     private int takeEvents() {
-        return takeEvents(Integer.MAX_VALUE);
-    }
-
-    /**
-     * Read and acknowledge at most {@code max} pending events of the channel.
-     *
-     * @return the arming bits those events fired (all of them: one event answers every arm before it), 0 if none.
-     */
-    private int takeEvents(int max) {
         int events = 0;
         eventLock.lock();
         try {
             if (closed) {
                 return 0;
             }
-            while (events < max && IbvCalls.getCqEvent(channel, cqOut, contextOut)) {
+            while (IbvCalls.getCqEvent(channel, cqOut, contextOut)) {
                 events++;
             }
             if (events > 0) {
@@ -409,9 +400,7 @@ final class NativeCompletionQueue implements CompletionQueue {
                 }
                 int ready = self.await(channelFd, millis);
                 if ((ready & 1) != 0) {
-                    // one event per arming: a second read would only find the channel empty (another system call);
-                    // an event left there makes the next poll return at once and is read then
-                    int fired = takeEvents(1);
+                    int fired = takeEvents();
                     if ((fired & ARMED_READINESS) != 0) {
                         source.forward(token);
                     }
@@ -420,7 +409,7 @@ final class NativeCompletionQueue implements CompletionQueue {
                     }
                 }
                 if ((ready & 2) != 0) {
-                    self.drain();
+                    self.reset();
                 }
             }
         } catch (NativeCallException e) {
