@@ -146,6 +146,9 @@ final class BenchRun {
         awaitJitQuiet(server);
     }
 
+    /** How long the server may take to tell its compilation time, which it reads at once. */
+    private static final long ANSWER_MILLIS = 30_000;
+
     /**
      * Wait until the JIT compilers of both JVMs are quiet: this one's, and the server's, which it reports on request.
      */
@@ -169,7 +172,7 @@ final class BenchRun {
      */
     private static long serverCompileMillis(final ServerProcess server) {
         try {
-            return Math.max(0, Long.parseLong(server.request(BenchServer.COMPILE_MILLIS)));
+            return Math.max(0, Long.parseLong(server.request(BenchServer.COMPILE_MILLIS, ANSWER_MILLIS)));
         } catch (final IOException | NumberFormatException ex) {
             throw new IllegalStateException("the server did not tell its compilation time: " + ex.getMessage(), ex);
         }

@@ -266,7 +266,9 @@ public final class ScaleMain {
     private static Usage serverUsage(final ServerProcess server, final int connections, final long deadline)
         throws IOException {
         final long millis = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-        return Usage.parse(server.request(ScaleServer.USAGE + " " + connections + " " + millis));
+        // the server waits up to millis for its connections, then for its readings to hold still (at most 4 s)
+        return Usage.parse(server.request(ScaleServer.USAGE + " " + connections + " " + millis,
+            millis + TimeUnit.SECONDS.toMillis(60)));
     }
 
     /**

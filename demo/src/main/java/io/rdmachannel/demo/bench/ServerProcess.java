@@ -14,7 +14,10 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 
 /**
@@ -106,15 +109,30 @@ final class ServerProcess implements AutoCloseable {
     }
 
     /**
-     * Send the server one line on its stdin and wait for its answer, the next line it prints on stdout.
+     * Send the server one line on its stdin and wait, at most {@code timeoutMillis}, for its answer: the next line it
+     * prints on stdout. A server that does not answer in time is killed: its output is no longer to be trusted.
      *
-     * @throws IOException when it ended first.
+     * @throws IOException when it ended first, or did not answer in time.
      */
-    String request(final String line) throws IOException {
+    String request(final String line, final long timeoutMillis) throws IOException {
         final OutputStream in = process.getOutputStream();
         in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
         in.flush();
-        final String answer = lines.readLine();
+        final FutureTask<String> reading = new FutureTask<>(lines::readLine);
+        Thread.ofVirtual().name("server-answer").start(reading);
+        final String answer;
+        try {
+            answer = reading.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (final TimeoutException ex) {
+            process.destroyForcibly();
+            throw new IOException("the server (pid " + process.pid() + ") did not answer " + line + " within "
+                + timeoutMillis + " ms; killed it", ex);
+        } catch (final ExecutionException ex) {
+            throw ex.getCause() instanceof IOException io ? io : new IOException(ex.getCause());
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for the server's answer to " + line, ex);
+        }
         if (answer == null) {
             throw new IOException("the server (pid " + process.pid() + ") ended without answering " + line);
         }
