@@ -823,7 +823,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
                     CompletionStatus.RNR_RETRY_EXCEEDED);
             }
             if (position == ReceiveQueue.CLOSED) {
-                return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+                return peerClosed(request, sequence);
             }
             slot = peer.receiveQueue().takeSlot(position);
             if (slot < 0) {
@@ -848,7 +848,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
             return retryLater(request, sequence, rnrRetry, rnrDelayNanos(peer), CompletionStatus.RNR_RETRY_EXCEEDED);
         }
         if (position == ReceiveQueue.CLOSED) {
-            return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+            return peerClosed(request, sequence);
         }
         final ReceiveQueue queue = peer.receiveQueue();
         final int slot = queue.takeSlot(position);
@@ -996,17 +996,35 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
      */
     private int fail(final ShmSendWorkRequest request, final long sequence, final CompletionStatus status,
         final ReceivingPeer peerToFail) {
+        if (peerToFail != null) {
+            // the responder's ERROR first, as on hardware (it moves to ERROR as it sends the NAK): a request of its
+            // own that meets our receive queue closed below then knows it was flushed (see peerClosed)
+            peerToFail.setError();
+        }
         // ERROR before the completion: whoever polls the failure sees the queue pair in ERROR, as on hardware
         moveToErrorLocked();
         complete(request, sequence, status, 0, true);
         if (peerToFail != null) {
-            peerToFail.setError();
             sendToPeer(peerToFail, ShmLink.QP_ERROR, peerToFail.queuePairNumber());
             if (peerToFail.disarmCompletionQueue(true)) {
                 sendToPeer(peerToFail, ShmLink.WAKE_CQ, peerToFail.completionQueueId());
             }
         }
         return DONE;
+    }
+
+    /**
+     * The peer's receive queue is closed: the peer moved to ERROR. If this queue pair is in ERROR too (the peer failed
+     * both ends, setting our state before closing its queue), the request is flushed like every other one behind it;
+     * otherwise no responder answers and the retries run out.
+     */
+    private int peerClosed(final ShmSendWorkRequest request, final long sequence) {
+        if (sharedState() == QueuePairState.ERROR.code()) {
+            handleErrorLocked();
+            complete(request, sequence, CompletionStatus.WORK_REQUEST_FLUSHED, 0, true);
+            return DONE;
+        }
+        return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
     }
 
     private int retryLater(final ShmSendWorkRequest request, final long sequence, final int limit,
