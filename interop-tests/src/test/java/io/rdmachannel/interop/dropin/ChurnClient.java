@@ -10,6 +10,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 
 import io.rdmachannel.nio.RdmaSocketChannel;
+import io.rdmachannel.nio.RdmaSocketOptions;
 
 /**
  * The client side of {@link ChurnTest}, an unmodified blocking NIO program (but for one check that a drop-in
@@ -67,7 +68,8 @@ public final class ChurnClient {
         try (SocketChannel channel = SocketChannel.open(server)) {
             if (channel instanceof RdmaSocketChannel rdma && rdma.statistics().isEmpty()) {
                 // the drop-in fell back to TCP: the churn would no longer measure RDMA connections
-                throw new IOException("the connection to " + server + " fell back to TCP");
+                throw new IOException("the connection to " + server + " fell back to TCP: "
+                    + channel.getOption(RdmaSocketOptions.RDMA_PATH));
             }
             EchoPattern.fill(out.clear().limit(size), 0);
             in.clear();
