@@ -334,13 +334,22 @@ final class NativeCompletionQueue implements CompletionQueue {
      * @return the arming bits those events fired (all of them: one event answers every arm before it), 0 if none.
      */
     private int takeEvents() {
+        return takeEvents(Integer.MAX_VALUE);
+    }
+
+    /**
+     * Read and acknowledge at most {@code max} pending events of the channel.
+     *
+     * @return the arming bits those events fired (all of them: one event answers every arm before it), 0 if none.
+     */
+    private int takeEvents(int max) {
         int events = 0;
         eventLock.lock();
         try {
             if (closed) {
                 return 0;
             }
-            while (IbvCalls.getCqEvent(channel, cqOut, contextOut)) {
+            while (events < max && IbvCalls.getCqEvent(channel, cqOut, contextOut)) {
                 events++;
             }
             if (events > 0) {
@@ -400,7 +409,9 @@ final class NativeCompletionQueue implements CompletionQueue {
                 }
                 int ready = self.await(channelFd, millis);
                 if ((ready & 1) != 0) {
-                    int fired = takeEvents();
+                    // one event per arming: a second read would only find the channel empty (another system call);
+                    // an event left there makes the next poll return at once and is read then
+                    int fired = takeEvents(1);
                     if ((fired & ARMED_READINESS) != 0) {
                         source.forward(token);
                     }
@@ -409,7 +420,7 @@ final class NativeCompletionQueue implements CompletionQueue {
                     }
                 }
                 if ((ready & 2) != 0) {
-                    self.reset();
+                    self.drain();
                 }
             }
         } catch (NativeCallException e) {

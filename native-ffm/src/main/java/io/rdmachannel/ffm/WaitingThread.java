@@ -25,6 +25,11 @@ final class WaitingThread {
     private final EventFd wake;
     private final Arena arena;
     private final MemorySegment pollFds;
+    /**
+     * Set before each {@link #wake()} writes the eventfd: {@link #reset()} drains only then, so a wait that nobody
+     * woke costs no read system call that would only find the eventfd empty.
+     */
+    private volatile boolean signalled;
 
     private WaitingThread(EventFd wake, Arena arena) {
         this.wake = wake;
@@ -113,6 +118,7 @@ final class WaitingThread {
 
     /** Wake this thread if it waits; safe from any thread while the thread is registered with a queue. */
     void wake() {
+        signalled = true;
         try {
             wake.signal();
         } catch (NativeCallException e) {
@@ -120,8 +126,19 @@ final class WaitingThread {
         }
     }
 
-    /** Forget wake-ups of earlier waits. */
+    /**
+     * Forget wake-ups of earlier waits: drain the eventfd if a wake-up was sent since the last drain. A wake-up whose
+     * write comes after this drain leaves the eventfd readable; the wait then sees it and calls {@link #drain()}.
+     */
     void reset() {
+        if (signalled) {
+            drain();
+        }
+    }
+
+    /** Drain the eventfd: the wait saw it readable. */
+    void drain() {
+        signalled = false;
         try {
             wake.drain();
         } catch (NativeCallException e) {
