@@ -52,6 +52,13 @@ final class ShmAgent implements AutoCloseable {
     /** Links this device connected whose queue pairs let go of them, by peer socket, oldest first; none empty. */
     private final Map<String, ArrayDeque<IdleLink>> idleLinks = new HashMap<>();
     private final AtomicInteger socketsConnected = new AtomicInteger();
+    /**
+     * The links of this device's XRC initiators, one per peer device (by its agent socket) shared by all of them,
+     * with the initiators using each: a process that talks to the XRC queues of many connections on one peer device
+     * pays one socket for all of them, as one for each made the descriptors per connection grow with the peers'
+     * queues. Guarded by itself.
+     */
+    private final Map<String, XrcLink> xrcLinks = new HashMap<>();
     // made once: a method reference written in the loop would be a new object on every wake-up
     private final Consumer<SelectionKey> selected = this::onSelected;
     private final Thread thread;
@@ -162,14 +169,117 @@ final class ShmAgent implements AutoCloseable {
             TimeUnit.MILLISECONDS.toNanos(device.configuration().linkConnectTimeoutMillis()));
         socketsConnected.incrementAndGet();
         try {
-            final ShmLink link = new ShmLink(this, channel, remoteQueuePairNumber == ShmLink.XRC_LINK ? null
-                : peerSocket.toString());
+            final ShmLink link = remoteQueuePairNumber == ShmLink.XRC_LINK ? ShmLink.xrc(this, channel)
+                : new ShmLink(this, channel, peerSocket.toString());
             link.introduce(local, device.gid(), remoteQueuePairNumber, local.generation());
             execute(() -> register(link));
             return link;
         } catch (final IOException | RuntimeException ex) {
             channel.close();
             throw new IOException("cannot reach shm peer socket " + peerSocket + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    /**
+     * The link of this device's XRC initiators to the peer device of {@code peerSocket}, connected by the first of
+     * them to ask for it; {@code initiator} uses it until {@link #releaseXrcLink}. Its end (the peer device is gone)
+     * is told to every initiator using it.
+     *
+     * @throws IOException if the peer's agent cannot be reached, or the link ended before it could be shared.
+     */
+    ShmLink acquireXrcLink(final Path peerSocket, final ShmQueuePair initiator) throws IOException {
+        final String key = peerSocket.toString();
+        synchronized (xrcLinks) {
+            final XrcLink shared = xrcLinks.get(key);
+            if (shared != null) {
+                shared.users.add(initiator);
+                return shared.link;
+            }
+        }
+        // connected outside the lock: other initiators' links to other devices are not held up by a slow peer
+        final ShmLink connected = connect(peerSocket, initiator, ShmLink.XRC_LINK);
+        final ShmLink surplus;
+        final XrcLink shared;
+        synchronized (xrcLinks) {
+            final XrcLink existing = xrcLinks.get(key);
+            if (existing != null) {
+                // another initiator connected one meanwhile: use that one
+                shared = existing;
+                surplus = connected;
+            } else if (connected.isClosed()) {
+                // its end was read before it was shared (xrcLinkEnded found nothing to tell)
+                throw new IOException("the XRC link to shm peer socket " + peerSocket + " ended at once");
+            } else {
+                shared = new XrcLink(connected);
+                xrcLinks.put(key, shared);
+                surplus = null;
+            }
+            shared.users.add(initiator);
+        }
+        if (surplus != null) {
+            surplus.close();
+        }
+        return shared.link;
+    }
+
+    /**
+     * The initiator {@code initiator} no longer uses the XRC link {@code link}; the last user's release closes it.
+     */
+    void releaseXrcLink(final ShmLink link, final ShmQueuePair initiator) {
+        boolean last = false;
+        synchronized (xrcLinks) {
+            for (final var it = xrcLinks.values().iterator(); it.hasNext();) {
+                final XrcLink shared = it.next();
+                if (shared.link == link) {
+                    shared.users.remove(initiator);
+                    if (shared.users.isEmpty()) {
+                        it.remove();
+                        last = true;
+                    }
+                    break;
+                }
+            }
+        }
+        if (last) {
+            link.close();
+        }
+    }
+
+    /**
+     * An XRC link's socket ended (agent thread): the peer device is gone for every initiator using the link.
+     */
+    void xrcLinkEnded(final ShmLink link) {
+        List<ShmQueuePair> users = List.of();
+        synchronized (xrcLinks) {
+            for (final var it = xrcLinks.values().iterator(); it.hasNext();) {
+                final XrcLink shared = it.next();
+                if (shared.link == link) {
+                    it.remove();
+                    users = new ArrayList<>(shared.users);
+                    break;
+                }
+            }
+        }
+        for (final ShmQueuePair initiator : users) {
+            initiator.onPeerFailure(link, 0, true);
+        }
+    }
+
+    /**
+     * How many XRC links this device's initiators share now, one per peer device (diagnostics and tests).
+     */
+    int xrcLinkCount() {
+        synchronized (xrcLinks) {
+            return xrcLinks.size();
+        }
+    }
+
+    private static final class XrcLink {
+        final ShmLink link;
+        final List<ShmQueuePair> users = new ArrayList<>();
+
+        XrcLink(final ShmLink link) {
+            this.link = link;
         }
     }
 

@@ -35,9 +35,10 @@ import org.slf4j.LoggerFactory;
  * the socket (the stream keeps their order), and a RECYCLE names the binding it ends by that count, so that one that
  * crosses a new HELLO ends nothing.
  *
- * <p>An XRC initiator's link to the device of XRC shared receive queues it delivers into is introduced to queue pair
- * {@link #XRC_LINK} (no queue pair has number 0): the receiving end is bound to no queue pair and takes WAKE_CQ and
- * XRC_SRQ_LIMIT frames; its end tells the initiator that the device is gone.
+ * <p>The link of a device's XRC initiators to the device of XRC shared receive queues they deliver into is introduced
+ * to queue pair {@link #XRC_LINK} (no queue pair has number 0) and bound to none at either end: one socket per pair of
+ * devices, shared by all the initiators of the connecting device ({@link ShmAgent#acquireXrcLink}). The receiving end
+ * takes WAKE_CQ and XRC_SRQ_LIMIT frames; its end tells every initiator using it that the device is gone.
  */
 final class ShmLink {
     static final int FRAME_LENGTH = 32;
@@ -66,16 +67,33 @@ final class ShmLink {
     private long bindings;
     private int remoteNumber = -1;
 
+    /** An XRC initiators' link this side connected: bound to no queue pair, shared through the agent. */
+    private final boolean xrc;
+
     /** The peer's end of a link the peer connected. */
     ShmLink(final ShmAgent agent, final SocketChannel channel) {
-        this(agent, channel, null);
+        this(agent, channel, null, false);
     }
 
     /** A link this side connected to {@code peerSocket}. */
     ShmLink(final ShmAgent agent, final SocketChannel channel, final String peerSocket) {
+        this(agent, channel, peerSocket, false);
+    }
+
+    private ShmLink(final ShmAgent agent, final SocketChannel channel, final String peerSocket, final boolean xrc) {
         this.agent = agent;
         this.channel = channel;
         this.peerSocket = peerSocket;
+        this.xrc = xrc;
+    }
+
+    /** The link of this device's XRC initiators to a peer device ({@link ShmAgent#acquireXrcLink}). */
+    static ShmLink xrc(final ShmAgent agent, final SocketChannel channel) {
+        return new ShmLink(agent, channel, null, true);
+    }
+
+    boolean isClosed() {
+        return closed;
     }
 
     String peerSocket() {
@@ -106,7 +124,8 @@ final class ShmLink {
     void introduce(final ShmQueuePair local, final byte[] gid, final int toQueuePair, final int generation)
         throws IOException {
         synchronized (this) {
-            queuePair = local;
+            // an XRC link serves every initiator of the device: it is bound to none
+            queuePair = xrc ? null : local;
             bindings++;
             remoteNumber = toQueuePair;
             frame.clear();
@@ -358,6 +377,9 @@ final class ShmLink {
         if (local != null) {
             local.onPeerFailure(this, 0, true);
         }
+        if (xrc) {
+            agent.xrcLinkEnded(this);
+        }
     }
 
     void close() {
@@ -372,7 +394,7 @@ final class ShmLink {
     @Override
     public String toString() {
         final ShmQueuePair local = queuePair;
-        return "ShmLink{queuePair=" + (local == null ? "unbound" : Integer.toString(local.number()))
+        return "ShmLink{queuePair=" + (xrc ? "xrc" : local == null ? "unbound" : Integer.toString(local.number()))
             + ", closed=" + closed + '}';
     }
 }

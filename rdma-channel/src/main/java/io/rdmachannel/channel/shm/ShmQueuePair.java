@@ -135,7 +135,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
     // guarded by linkLock
     private ShmLink link;
     private ShmLink earlyLink;
-    /** An XRC initiator's links to the devices of the queues it reached, by GID. */
+    /** An XRC initiator's shares of its device's XRC links to the devices of the queues it reached, by GID. */
     private final Map<String, ShmLink> xrcLinks = new HashMap<>();
     private byte[] earlyGid;
     private int earlyQueuePairNumber;
@@ -1235,7 +1235,9 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
                 earlyLink.release(this);
                 earlyLink = null;
             }
-            xrcLinks.values().forEach(ShmLink::close);
+            for (final ShmLink shared : xrcLinks.values()) {
+                device.agent().releaseXrcLink(shared, this);
+            }
             xrcLinks.clear();
             pendingWakeCount = 0;
         }
@@ -1281,8 +1283,8 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
     }
 
     /**
-     * Connect this initiator's link to the device {@code gidHex} unless it has one: it carries the wake-ups of the
-     * device's queues, and its end tells that the device is gone.
+     * Take a share of this device's XRC link to the device {@code gidHex} unless this initiator has one: it carries
+     * the wake-ups of the device's queues, and its end tells that the device is gone.
      */
     private void linkTo(final String gidHex) throws IOException {
         synchronized (linkLock) {
@@ -1290,14 +1292,16 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
                 return;
             }
         }
-        final ShmLink connected = device.agent().connect(
-            device.peerFolder(gidHex).resolve(ShmAgent.SOCKET_FILE), this, ShmLink.XRC_LINK);
+        final ShmLink shared = device.agent().acquireXrcLink(
+            device.peerFolder(gidHex).resolve(ShmAgent.SOCKET_FILE), this);
         synchronized (linkLock) {
-            if (closed) {
-                connected.close();
-                throw new IOException("queue pair " + number + " closed");
+            if (closed || shared.isClosed()) {
+                // closed meanwhile, or the link ended before this initiator was in the map its end is told to
+                device.agent().releaseXrcLink(shared, this);
+                throw new IOException(closed ? "queue pair " + number + " closed"
+                    : "the link to shm device " + gidHex + " ended");
             }
-            xrcLinks.put(gidHex, connected);
+            xrcLinks.put(gidHex, shared);
         }
     }
 

@@ -130,7 +130,11 @@ class ShmXrcDataPathTest {
         final SendWorkRequest send;
 
         Initiator() throws IOException {
-            device = fixture.device();
+            this(fixture.device());
+        }
+
+        Initiator(final RdmaDevice device) throws IOException {
+            this.device = device;
             final ProtectionDomain pd = fixture.own(device.allocateProtectionDomain());
             cq = fixture.own(device.createCompletionQueue(64, null, 0));
             mr = fixture.own(pd.allocate(4096, FULL_ACCESS));
@@ -344,6 +348,82 @@ class ShmXrcDataPathTest {
         assertEquals(CompletionStatus.SUCCESS, initiator.awaitOne().status());
         assertEquals(List.of(7L), ShmFixture.awaitTokens("the wake-up of the queue's readiness source", source));
         assertEquals(1, watched.await(1).size());
+    }
+
+    /**
+     * One socket per pair of devices for XRC: the initiators of a device share its link to the device of the queues
+     * they reach (each with a link of its own, a process with N connections to one peer paid N sockets); the link
+     * carries every initiator's wake-ups, outlives the close of one of them, goes with the last, and its end tells
+     * each of them that the device is gone.
+     */
+    @Test
+    void shouldShareOneLinkToAPeerDeviceBetweenTheInitiatorsOfADevice() throws Exception {
+        final Receiver first = new Receiver(true, null).post(1);
+        final RdmaDevice peer = fixture.device();
+        final ReadinessSource source = fixture.own(peer.createReadinessSource());
+        final Receiver watched = new Receiver(peer, source).post(4);
+        final RdmaDevice local = fixture.device();
+        final ShmAgent agent = ((ShmDevice) local).agent();
+        final Initiator one = new Initiator(local);
+        final Initiator two = new Initiator(local);
+        one.connectTo(first, target(first, one), 7);
+        two.connectTo(first, target(first, two), 7);
+        final int socketsBefore = agent.socketsConnected();
+
+        watched.cq.requestNotification();
+        one.send(WorkRequestOpcode.SEND, watched.srq.number(), "from one");
+        assertEquals(CompletionStatus.SUCCESS, one.awaitOne().status());
+        assertEquals(List.of(7L), ShmFixture.awaitTokens("the wake-up sent by the first initiator", source));
+        watched.cq.requestNotification();
+        two.send(WorkRequestOpcode.SEND, watched.srq.number(), "from two");
+        assertEquals(CompletionStatus.SUCCESS, two.awaitOne().status());
+        assertEquals(List.of(7L), ShmFixture.awaitTokens("the wake-up sent by the second initiator", source));
+        assertEquals(1, agent.socketsConnected() - socketsBefore, "sockets connected for two initiators");
+        assertEquals(1, agent.xrcLinkCount());
+        assertEquals(1, ((ShmQueuePair) one.qp).xrcLinkCount());
+        assertEquals(1, ((ShmQueuePair) two.qp).xrcLinkCount());
+
+        // the first initiator goes; the link stays for the second
+        one.qp.close();
+        watched.cq.requestNotification();
+        two.send(WorkRequestOpcode.SEND, watched.srq.number(), "still linked");
+        assertEquals(CompletionStatus.SUCCESS, two.awaitOne().status());
+        assertEquals(List.of(7L), ShmFixture.awaitTokens("a wake-up after the first initiator closed", source));
+        assertEquals(1, agent.xrcLinkCount());
+        assertEquals(3, watched.await(3).size());
+
+        // a third initiator joins; the peer device's end of the link tells both that it is gone
+        final Initiator three = new Initiator(local);
+        three.connectTo(first, target(first, three), 7);
+        three.send(WorkRequestOpcode.SEND, watched.srq.number(), "from three");
+        assertEquals(CompletionStatus.SUCCESS, three.awaitOne().status());
+        assertEquals(1, agent.socketsConnected() - socketsBefore, "sockets connected for three initiators");
+        ((ShmDevice) peer).agent().close();
+        awaitCondition("both initiators to see the peer device gone", () -> agent.xrcLinkCount() == 0
+            && ((ShmQueuePair) two.qp).xrcLinkCount() == 0 && ((ShmQueuePair) three.qp).xrcLinkCount() == 0);
+    }
+
+    /** The last initiator using a device's XRC link closes it. */
+    @Test
+    void shouldCloseTheSharedLinkWithItsLastInitiator() throws Exception {
+        final Receiver first = new Receiver(true, null).post(1);
+        final Receiver watched = new Receiver(false, null).post(2);
+        final RdmaDevice local = fixture.device();
+        final ShmAgent agent = ((ShmDevice) local).agent();
+        final Initiator one = new Initiator(local);
+        final Initiator two = new Initiator(local);
+        one.connectTo(first, target(first, one), 7);
+        two.connectTo(first, target(first, two), 7);
+        one.send(WorkRequestOpcode.SEND, watched.srq.number(), "one");
+        two.send(WorkRequestOpcode.SEND, watched.srq.number(), "two");
+        assertEquals(CompletionStatus.SUCCESS, one.awaitOne().status());
+        assertEquals(CompletionStatus.SUCCESS, two.awaitOne().status());
+        assertEquals(1, agent.xrcLinkCount());
+
+        one.qp.close();
+        assertEquals(1, agent.xrcLinkCount());
+        two.qp.close();
+        assertEquals(0, agent.xrcLinkCount());
     }
 
     @Test
