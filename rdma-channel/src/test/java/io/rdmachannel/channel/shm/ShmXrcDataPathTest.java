@@ -361,69 +361,53 @@ class ShmXrcDataPathTest {
         final Receiver first = new Receiver(true, null).post(1);
         final RdmaDevice peer = fixture.device();
         final ReadinessSource source = fixture.own(peer.createReadinessSource());
-        final Receiver watched = new Receiver(peer, source).post(4);
+        final Receiver watched = new Receiver(peer, source).post(6);
         final RdmaDevice local = fixture.device();
         final ShmAgent agent = ((ShmDevice) local).agent();
-        final Initiator one = new Initiator(local);
-        final Initiator two = new Initiator(local);
-        one.connectTo(first, target(first, one), 7);
-        two.connectTo(first, target(first, two), 7);
+        final Initiator one = connected(local, first);
+        final Initiator two = connected(local, first);
         final int socketsBefore = agent.socketsConnected();
 
-        watched.cq.requestNotification();
-        one.send(WorkRequestOpcode.SEND, watched.srq.number(), "from one");
-        assertEquals(CompletionStatus.SUCCESS, one.awaitOne().status());
-        assertEquals(List.of(7L), ShmFixture.awaitTokens("the wake-up sent by the first initiator", source));
-        watched.cq.requestNotification();
-        two.send(WorkRequestOpcode.SEND, watched.srq.number(), "from two");
-        assertEquals(CompletionStatus.SUCCESS, two.awaitOne().status());
-        assertEquals(List.of(7L), ShmFixture.awaitTokens("the wake-up sent by the second initiator", source));
+        sendAndWake(one, watched, source, "from one");
+        sendAndWake(two, watched, source, "from two");
         assertEquals(1, agent.socketsConnected() - socketsBefore, "sockets connected for two initiators");
         assertEquals(1, agent.xrcLinkCount());
         assertEquals(1, ((ShmQueuePair) one.qp).xrcLinkCount());
         assertEquals(1, ((ShmQueuePair) two.qp).xrcLinkCount());
 
-        // the first initiator goes; the link stays for the second
+        // the first initiator goes and the link stays for the second; it goes with the second
         one.qp.close();
-        watched.cq.requestNotification();
-        two.send(WorkRequestOpcode.SEND, watched.srq.number(), "still linked");
-        assertEquals(CompletionStatus.SUCCESS, two.awaitOne().status());
-        assertEquals(List.of(7L), ShmFixture.awaitTokens("a wake-up after the first initiator closed", source));
-        assertEquals(1, agent.xrcLinkCount());
-        assertEquals(3, watched.await(3).size());
-
-        // a third initiator joins; the peer device's end of the link tells both that it is gone
-        final Initiator three = new Initiator(local);
-        three.connectTo(first, target(first, three), 7);
-        three.send(WorkRequestOpcode.SEND, watched.srq.number(), "from three");
-        assertEquals(CompletionStatus.SUCCESS, three.awaitOne().status());
-        assertEquals(1, agent.socketsConnected() - socketsBefore, "sockets connected for three initiators");
-        ((ShmDevice) peer).agent().close();
-        awaitCondition("both initiators to see the peer device gone", () -> agent.xrcLinkCount() == 0
-            && ((ShmQueuePair) two.qp).xrcLinkCount() == 0 && ((ShmQueuePair) three.qp).xrcLinkCount() == 0);
-    }
-
-    /** The last initiator using a device's XRC link closes it. */
-    @Test
-    void shouldCloseTheSharedLinkWithItsLastInitiator() throws Exception {
-        final Receiver first = new Receiver(true, null).post(1);
-        final Receiver watched = new Receiver(false, null).post(2);
-        final RdmaDevice local = fixture.device();
-        final ShmAgent agent = ((ShmDevice) local).agent();
-        final Initiator one = new Initiator(local);
-        final Initiator two = new Initiator(local);
-        one.connectTo(first, target(first, one), 7);
-        two.connectTo(first, target(first, two), 7);
-        one.send(WorkRequestOpcode.SEND, watched.srq.number(), "one");
-        two.send(WorkRequestOpcode.SEND, watched.srq.number(), "two");
-        assertEquals(CompletionStatus.SUCCESS, one.awaitOne().status());
-        assertEquals(CompletionStatus.SUCCESS, two.awaitOne().status());
-        assertEquals(1, agent.xrcLinkCount());
-
-        one.qp.close();
+        sendAndWake(two, watched, source, "still linked");
         assertEquals(1, agent.xrcLinkCount());
         two.qp.close();
         assertEquals(0, agent.xrcLinkCount());
+        assertEquals(3, watched.await(3).size());
+
+        // two more share a new link; the peer device's end of it tells both that it is gone
+        final Initiator three = connected(local, first);
+        final Initiator four = connected(local, first);
+        sendAndWake(three, watched, source, "from three");
+        sendAndWake(four, watched, source, "from four");
+        assertEquals(2, agent.socketsConnected() - socketsBefore, "sockets connected for four initiators");
+        ((ShmDevice) peer).agent().close();
+        awaitCondition("both initiators to see the peer device gone", () -> agent.xrcLinkCount() == 0
+            && ((ShmQueuePair) three.qp).xrcLinkCount() == 0 && ((ShmQueuePair) four.qp).xrcLinkCount() == 0);
+    }
+
+    /** An initiator on {@code device}, connected to a target of {@code owner}'s domain. */
+    private Initiator connected(final RdmaDevice device, final Receiver owner) throws IOException {
+        final Initiator initiator = new Initiator(device);
+        initiator.connectTo(owner, target(owner, initiator), 7);
+        return initiator;
+    }
+
+    /** Send {@code text} into {@code to}'s queue with its completion queue armed: its source hears token 7. */
+    private static void sendAndWake(final Initiator from, final Receiver to, final ReadinessSource source,
+        final String text) {
+        to.cq.requestNotification();
+        from.send(WorkRequestOpcode.SEND, to.srq.number(), text);
+        assertEquals(CompletionStatus.SUCCESS, from.awaitOne().status());
+        assertEquals(List.of(7L), ShmFixture.awaitTokens("the wake-up of " + text, source));
     }
 
     @Test
