@@ -30,6 +30,8 @@ import java.util.function.LongSupplier;
  */
 final class BenchRun {
     private static final String CLIENT_THREAD = "bench-client";
+    /** How long the server may take to tell its compilation time, which it reads at once. */
+    private static final long ANSWER_MILLIS = 30_000;
 
     private final BenchOptions options;
     private final PrintStream out;
@@ -145,9 +147,6 @@ final class BenchRun {
         }
         awaitJitQuiet(server);
     }
-
-    /** How long the server may take to tell its compilation time, which it reads at once. */
-    private static final long ANSWER_MILLIS = 30_000;
 
     /**
      * Wait until the JIT compilers of both JVMs are quiet: this one's, and the server's, which it reports on request.

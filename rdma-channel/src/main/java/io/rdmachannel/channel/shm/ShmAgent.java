@@ -228,16 +228,10 @@ final class ShmAgent implements AutoCloseable {
     void releaseXrcLink(final ShmLink link, final ShmQueuePair initiator) {
         boolean last = false;
         synchronized (xrcLinks) {
-            for (final var it = xrcLinks.values().iterator(); it.hasNext();) {
-                final XrcLink shared = it.next();
-                if (shared.link == link) {
-                    shared.users.remove(initiator);
-                    if (shared.users.isEmpty()) {
-                        it.remove();
-                        last = true;
-                    }
-                    break;
-                }
+            final XrcLink shared = sharedLocked(link);
+            if (shared != null) {
+                shared.users.remove(initiator);
+                last = shared.users.isEmpty() && xrcLinks.values().remove(shared);
             }
         }
         if (last) {
@@ -249,20 +243,28 @@ final class ShmAgent implements AutoCloseable {
      * An XRC link's socket ended (agent thread): the peer device is gone for every initiator using the link.
      */
     void xrcLinkEnded(final ShmLink link) {
-        List<ShmQueuePair> users = List.of();
+        final List<ShmQueuePair> users;
         synchronized (xrcLinks) {
-            for (final var it = xrcLinks.values().iterator(); it.hasNext();) {
-                final XrcLink shared = it.next();
-                if (shared.link == link) {
-                    it.remove();
-                    users = new ArrayList<>(shared.users);
-                    break;
-                }
+            final XrcLink shared = sharedLocked(link);
+            if (shared == null) {
+                return;
             }
+            xrcLinks.values().remove(shared);
+            users = new ArrayList<>(shared.users);
         }
         for (final ShmQueuePair initiator : users) {
             initiator.onPeerFailure(link, 0, true);
         }
+    }
+
+    /** The shared entry of {@code link} (one per peer device, so few), or null once it was let go of or ended. */
+    private XrcLink sharedLocked(final ShmLink link) {
+        for (final XrcLink shared : xrcLinks.values()) {
+            if (shared.link == link) {
+                return shared;
+            }
+        }
+        return null;
     }
 
     /**

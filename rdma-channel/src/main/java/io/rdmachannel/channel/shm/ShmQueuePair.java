@@ -639,8 +639,7 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
             final int slotIndex = (int) (sendExecuted % maxSendWorkRequests);
             final ShmSendWorkRequest request = sendSlots[slotIndex];
             if (sharedState() == QueuePairState.ERROR.code()) {
-                handleErrorLocked();
-                complete(request, sendExecuted, CompletionStatus.WORK_REQUEST_FLUSHED, 0, true);
+                flush(request, sendExecuted);
             } else if (execute(request, slotIndex, sendExecuted) == RETRY) {
                 retryScheduled = true;
                 device.agent().scheduleRetry(this);
@@ -1020,11 +1019,16 @@ final class ShmQueuePair implements QueuePair, InboundReceiver, ShmAgent.Retry {
      */
     private int peerClosed(final ShmSendWorkRequest request, final long sequence) {
         if (sharedState() == QueuePairState.ERROR.code()) {
-            handleErrorLocked();
-            complete(request, sequence, CompletionStatus.WORK_REQUEST_FLUSHED, 0, true);
-            return DONE;
+            return flush(request, sequence);
         }
         return fail(request, sequence, CompletionStatus.TRANSPORT_RETRY_EXCEEDED, null);
+    }
+
+    /** This queue pair is in ERROR: the request completes flushed (the receive queue closed first, once). */
+    private int flush(final ShmSendWorkRequest request, final long sequence) {
+        handleErrorLocked();
+        complete(request, sequence, CompletionStatus.WORK_REQUEST_FLUSHED, 0, true);
+        return DONE;
     }
 
     private int retryLater(final ShmSendWorkRequest request, final long sequence, final int limit,
